@@ -41,7 +41,7 @@ import os
 import sys
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NoReturn
 
 from wizard import __version__
 from wizard.i18n import (Msg, LANGUAGES, N_, _, current_language, names_listed, ngettext, os_error, spaced, tr, tr_source,
@@ -244,6 +244,11 @@ class _Parser(argparse.ArgumentParser):
     catalogue's steps in ``run --help`` does not import the catalogue for every other command."""
 
     lazy_epilog: Callable[[], str] | None = None
+
+    def error(self, message: str) -> NoReturn:
+        """argparse's usage error (exit status 2), its ``error:`` prefix in the reader's language."""
+        self.print_usage(sys.stderr)
+        self.exit(2, _("{prog}: error: {message}").format(prog=self.prog, message=message) + "\n")
 
     def format_help(self) -> str:
         if self.lazy_epilog is not None:
@@ -621,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
         given = [n for n in TUI_FLEET_OPTIONS if opt(args, "tui_" + n) is not None]
         if given:
             flag = "--" + given[0].replace("_", "-")
-            print("bringup: error: " + _("{flag} before the command opens the TUI's fleet view; for `{command}` put it "
+            print(_("bringup: error: ") + _("{flag} before the command opens the TUI's fleet view; for `{command}` put it "
                                          "after the command (bringup {command} {flag} ...)").format(
                 flag=flag, command=args.command), file=sys.stderr)
             return EXIT_ERROR
@@ -643,7 +648,7 @@ def main(argv: list[str] | None = None) -> int:
         from wizard.store import StateDirError, StoreError
 
         if isinstance(exc, (StoreError, StateDirError, BundleError, ReportError)):
-            print(f"bringup: error: {error_text(exc)}", file=sys.stderr)  # a Msg in the reader's language
+            print(_("bringup: error: ") + f"{error_text(exc)}", file=sys.stderr)  # a Msg in the reader's language
             return EXIT_ERROR
         from wizard.store import default_state_dir, disk_full_message, free_bytes, is_disk_full
 
@@ -655,7 +660,7 @@ def main(argv: list[str] | None = None) -> int:
                        + (_(": {free} bytes free there").format(free=f"{free:,}") if free is not None else ""))
             else:
                 msg = disk_full_message(Path(opt(args, "state") or default_state_dir()))
-            print(f"bringup: error: {msg}", file=sys.stderr)
+            print(_("bringup: error: ") + f"{msg}", file=sys.stderr)
             return EXIT_ERROR
         if os.environ.get("BRINGUP_DEBUG"):
             raise
@@ -744,7 +749,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if opt(args, "prometheus") is not None and (stage is not None or opt(args, "step") is not None):
         # a part of the check would replace the whole check's file: its failing series and fail count would vanish
         # and an alert on them would silently stop firing
-        print("bringup: error: " + _("--prometheus writes the whole check's metrics; with {option} the file would "
+        print(_("bringup: error: ") + _("--prometheus writes the whole check's metrics; with {option} the file would "
                                      "hold only part of them (a failure elsewhere would vanish from it and stop "
                                      "alerting): run `bringup check --prometheus FILE` without --stage or --step").format(
             option="--stage" if stage is not None else "--step"), file=sys.stderr)
@@ -752,23 +757,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     if stage is not None and stage not in {st.id for st in steps.STAGES}:
         near = did_you_mean(stage, [st.id for st in steps.STAGES])
         stages = " ".join(st.id for st in steps.STAGES)
-        print("bringup: error: " + (_("unknown stage {stage}; did you mean {ids}? Stages: {stages}").format(
+        print(_("bringup: error: ") + (_("unknown stage {stage}; did you mean {ids}? Stages: {stages}").format(
             stage=repr(stage), ids=_(" or ").join(near), stages=stages) if near else
             _("unknown stage {stage}; stages: {stages}").format(stage=repr(stage), stages=stages)), file=sys.stderr)
         return EXIT_ERROR
     sel = checked_steps(steps.STAGES, stage)
     only_step = opt(args, "step")
     if only_step is not None and stage is not None:
-        print("bringup: error: " + _("give --stage or --step, not both"), file=sys.stderr)
+        print(_("bringup: error: ") + _("give --stage or --step, not both"), file=sys.stderr)
         return EXIT_ERROR
     if only_step is not None:
         sid, err = resolve_step_id(only_step)
         if sid is None:
-            print(f"bringup: error: {err}", file=sys.stderr)
+            print(_("bringup: error: ") + f"{err}", file=sys.stderr)
             return EXIT_ERROR
         sel = [s for s in sel if s.id == sid]
         if not sel:
-            print("bringup: error: " + _("step {step} is not checked from probes (it is confirmed or run as an "
+            print(_("bringup: error: ") + _("step {step} is not checked from probes (it is confirmed or run as an "
                                          "action)").format(step=sid), file=sys.stderr)
             return EXIT_ERROR
     if opt(args, "nodes") is not None or opt(args, "hostfile") is not None:
@@ -875,7 +880,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                                             state_dir=None if snap else state_dir(args, write=False)):
                 print(f"bringup: note: {tr(said)}", file=sys.stderr)
         except MetricsError as exc:
-            print(f"bringup: error: {error_text(exc)}", file=sys.stderr)
+            print(_("bringup: error: ") + f"{error_text(exc)}", file=sys.stderr)
             return EXIT_ERROR
     return verdict.exit_code
 
@@ -888,16 +893,16 @@ def cmd_check_profile(args: argparse.Namespace) -> int:
     (a finding fails), 3 bringup could not run (bad options, an unreadable bundle) or an scontrol it needed failed."""
     name = opt(args, "profile")
     if name is None:
-        print("bringup: error: " + _("--timeout and --slurm go with --profile health"), file=sys.stderr)
+        print(_("bringup: error: ") + _("--timeout and --slurm go with --profile health"), file=sys.stderr)
         return EXIT_ERROR
     for flag in ("stage", "step", "nodes", "hostfile", "prometheus"):
         if opt(args, flag) is not None:
-            print("bringup: error: " + _("--profile {profile} runs its own set of checks on this node: {option} does "
+            print(_("bringup: error: ") + _("--profile {profile} runs its own set of checks on this node: {option} does "
                                          "not apply").format(profile=name, option="--" + flag), file=sys.stderr)
             return EXIT_ERROR
     timeout = 10.0 if opt(args, "timeout") is None else float(args.timeout)
     if not (math.isfinite(timeout) and 0 < timeout <= 3600):
-        print("bringup: error: " + _("--timeout must be more than 0 and at most 3600 seconds, got {timeout}").format(
+        print(_("bringup: error: ") + _("--timeout must be more than 0 and at most 3600 seconds, got {timeout}").format(
             timeout=f"{timeout:g}"), file=sys.stderr)
         return EXIT_ERROR
     snap = opt(args, "snapshot")
@@ -923,7 +928,7 @@ def cmd_check_profile(args: argparse.Namespace) -> int:
                 out = slurm.apply(False, None, reason=f"{slurm.REASON_PREFIX} health check hung")
                 print(f"slurm: {out.why}", flush=True)
             except slurm.SlurmError as exc:
-                print(f"bringup: error: {error_text(exc)}", file=sys.stderr, flush=True)
+                print(_("bringup: error: ") + f"{error_text(exc)}", file=sys.stderr, flush=True)
 
     watchdog = health.start_watchdog(timeout + health.WATCHDOG_GRACE_S, hung)
     try:
@@ -975,7 +980,7 @@ def cmd_check_profile(args: argparse.Namespace) -> int:
         if outcome is not None:
             print(f"slurm: {outcome.why}")
     if slurm_error:
-        print(f"bringup: error: {slurm_error}", file=sys.stderr)
+        print(_("bringup: error: ") + f"{slurm_error}", file=sys.stderr)
         return EXIT_ERROR
     return result.exit_code
 
@@ -1173,13 +1178,13 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
     from wizard.store import utcnow
 
     if opt(args, "prometheus") is not None:
-        print("bringup: error: " + _("--prometheus writes one node's metrics; run it on each node (without --nodes)"),
+        print(_("bringup: error: ") + _("--prometheus writes one node's metrics; run it on each node (without --nodes)"),
               file=sys.stderr)
         return EXIT_ERROR
     try:
         nodes, kw = fleet_options(args)
     except FleetError as exc:
-        print(f"bringup: error: {error_text(exc)}", file=sys.stderr)
+        print(_("bringup: error: ") + f"{error_text(exc)}", file=sys.stderr)
         return EXIT_ERROR
     plan: dict[str, Any] = {}
     build, _note = open_build_for_reading(args, _boot_id())
@@ -1269,17 +1274,17 @@ def cmd_capture_fleet(args: argparse.Namespace) -> int:
     try:
         nodes, kw = fleet_options(args)
     except FleetError as exc:
-        print(f"bringup: error: {error_text(exc)}", file=sys.stderr)
+        print(_("bringup: error: ") + f"{error_text(exc)}", file=sys.stderr)
         return EXIT_ERROR
     out = Path(args.output)
     if out.exists() and not out.is_dir():
-        print("bringup: error: " + _("-o {path} is a file: with --nodes or --hostfile give a directory (one bundle per "
+        print(_("bringup: error: ") + _("-o {path} is a file: with --nodes or --hostfile give a directory (one bundle per "
                                      "node)").format(path=out), file=sys.stderr)
         return EXIT_ERROR
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        print("bringup: error: " + _("cannot make the directory {path}: {reason}").format(
+        print(_("bringup: error: ") + _("cannot make the directory {path}: {reason}").format(
             path=out, reason=tr(os_error(exc))), file=sys.stderr)
         return EXIT_ERROR
     plan: dict[str, Any] = {}
@@ -1305,7 +1310,7 @@ def cmd_capture_fleet(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     if opt(args, "snapshot"):
-        print("bringup: error: " + _("status reads the build record; --snapshot does not apply"), file=sys.stderr)
+        print(_("bringup: error: ") + _("status reads the build record; --snapshot does not apply"), file=sys.stderr)
         return EXIT_ERROR
     sd = state_dir(args, write=False)
     b, note = open_build_for_reading(args, _boot_id())
@@ -1417,7 +1422,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
     from wizard.engine import host_identity, local_host
 
     if opt(args, "snapshot"):
-        print("bringup: error: " + _("capture reads this machine; --snapshot makes no sense here"), file=sys.stderr)
+        print(_("bringup: error: ") + _("capture reads this machine; --snapshot makes no sense here"), file=sys.stderr)
         return EXIT_ERROR
     if opt(args, "nodes") is not None or opt(args, "hostfile") is not None:
         return cmd_capture_fleet(args)
@@ -1452,12 +1457,12 @@ def cmd_capture(args: argparse.Namespace) -> int:
         except NotRegularFileError as exc:
             problem = tr(exc.args[0])
     if problem:  # said before the probes run (walk 20: a traceback after them)
-        print("bringup: error: " + problem, file=sys.stderr)
+        print(_("bringup: error: ") + problem, file=sys.stderr)
         return EXIT_ERROR
     try:
         manifest = asyncio.run(capture(host, out, identity, plan=plan))
     except OSError as exc:
-        print("bringup: error: " + _("cannot write the bundle to {path}: {reason}").format(
+        print(_("bringup: error: ") + _("cannot write the bundle to {path}: {reason}").format(
             path=out, reason=tr(os_error(exc))), file=sys.stderr)
         return EXIT_ERROR
     from wizard.capture import not_collected
@@ -1486,13 +1491,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from wizard.plan import parse_answer
 
     if opt(args, "snapshot"):
-        print("bringup: error: " + _("plan edits the build record; --snapshot does not apply"), file=sys.stderr)
+        print(_("bringup: error: ") + _("plan edits the build record; --snapshot does not apply"), file=sys.stderr)
         return EXIT_ERROR
 
     try:
         answers = dict(parse_answer(a) for a in args.answers)
     except ValueError as exc:
-        print(f"bringup: error: {tr(exc.args[0]) if exc.args else exc}", file=sys.stderr)
+        print(_("bringup: error: ") + f"{tr(exc.args[0]) if exc.args else exc}", file=sys.stderr)
         return EXIT_ERROR
     if not answers:  # reading, as status and check do: a build this user cannot write is shown read-only
         b, note = open_build_for_reading(args, _boot_id())
@@ -1525,7 +1530,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         b = Build.open(sd, steps.STAGES, identity, wait_s=wait)
     try:
         if b.observing:
-            print("bringup: error: " + _("another bringup holds this build: use its plan form (F2), or close it "
+            print(_("bringup: error: ") + _("another bringup holds this build: use its plan form (F2), or close it "
                                          "first"), file=sys.stderr)
             return EXIT_ERROR
         before = b.store.plan()
@@ -1607,15 +1612,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     sid, err = resolve_step_id(args.step)
     if sid is None:
-        print(f"bringup: error: {err}", file=sys.stderr)
+        print(_("bringup: error: ") + f"{err}", file=sys.stderr)
         return EXIT_ERROR
     step = steps.step_by_id(sid)
     if step.action is None:
-        print("bringup: error: " + _("step {step} has no action (it is checked or confirmed instead)").format(
+        print(_("bringup: error: ") + _("step {step} has no action (it is checked or confirmed instead)").format(
             step=step.id), file=sys.stderr)
         return EXIT_ERROR
     if opt(args, "snapshot"):
-        print("bringup: error: " + _("run acts on this machine; --snapshot describes another one"), file=sys.stderr)
+        print(_("bringup: error: ") + _("run acts on this machine; --snapshot describes another one"), file=sys.stderr)
         return EXIT_ERROR
     host = local_host()
     identity = asyncio.run(host_identity(host))
@@ -1623,7 +1628,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=bool(opt(args, "dry_run")))
     if b.observing and not opt(args, "dry_run"):  # refused before its commands are shown, in a shell's words
         b.close()
-        print("bringup: error: " + held_refusal(b), file=sys.stderr)
+        print(_("bringup: error: ") + held_refusal(b), file=sys.stderr)
         return EXIT_ERROR
     said_no: list[int] = []
     started: list[Any] = []
@@ -1642,7 +1647,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if prep.dry_run or args.yes:
             return True
         if not sys.stdin.isatty():
-            print("bringup: error: " + _("not a terminal; pass --yes to run without asking"), file=sys.stderr)
+            print(_("bringup: error: ") + _("not a terminal; pass --yes to run without asking"), file=sys.stderr)
             said_no.append(EXIT_ERROR)
             return False
         try:
@@ -1671,7 +1676,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             return _stopped_following(started, sd)
         prep = out.prepared
         if prep.refusal_kind == "running":  # its commands are not shown: nothing is asked or run
-            print("bringup: error: " + running_refusal(prep.running, step.id), file=sys.stderr)
+            print(_("bringup: error: ") + running_refusal(prep.running, step.id), file=sys.stderr)
             return EXIT_ERROR
         if prep.refusal:
             show(prep)
@@ -1685,16 +1690,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                 if key_help(prep.resolved.plan_key):  # what the answer is, as the TUI's dialog shows it
                     _print_wrapped("  ", key_help(prep.resolved.plan_key), width, 2)
             elif prep.refusal_kind == "root":  # say so before asking, with how to keep this build
-                print("bringup: error: " + _("this action needs root: {command}").format(
+                print(_("bringup: error: ") + _("this action needs root: {command}").format(
                     command=f"sudo {sys.argv[0] or 'bringup'} --state {sd} run {step.id}"), file=sys.stderr)
             else:
-                print("bringup: error: " + (held_refusal(b) if prep.refusal_kind == "observing" else tr(prep.refusal)),
+                print(_("bringup: error: ") + (held_refusal(b) if prep.refusal_kind == "observing" else tr(prep.refusal)),
                       file=sys.stderr)
             return EXIT_ERROR
         if out.declined:
             return said_no[0] if said_no else 1
         if out.error:
-            print(f"bringup: error: {tr(out.error)}", file=sys.stderr)
+            print(_("bringup: error: ") + f"{tr(out.error)}", file=sys.stderr)
             return EXIT_ERROR
         run = out.run
         assert run is not None
@@ -1775,7 +1780,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     vc = VALIDATE_COMMANDS[args.kind]
     if opt(args, "snapshot"):
-        print("bringup: error: " + _("validate runs on this machine; --snapshot describes another one"), file=sys.stderr)
+        print(_("bringup: error: ") + _("validate runs on this machine; --snapshot describes another one"), file=sys.stderr)
         return EXIT_ERROR
     step = validate_step(args.kind)
     raw = {"validate_device": opt(args, "device"), "torch_python": opt(args, "python"),
@@ -1786,7 +1791,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             if v is not None:
                 overrides[k] = parse_value(k, str(v).lower() if isinstance(v, bool) else str(v))
     except ValueError as exc:
-        print(f"bringup: error: {error_text(exc)}", file=sys.stderr)
+        print(_("bringup: error: ") + f"{error_text(exc)}", file=sys.stderr)
         return EXIT_ERROR
     as_json = bool(opt(args, "json"))
     verbose = bool(opt(args, "verbose"))
@@ -1797,7 +1802,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=bool(opt(args, "dry_run")))
     if b.observing and not opt(args, "dry_run"):  # as `run` refuses it, before its commands are shown (walk 23)
         b.close()
-        print("bringup: error: " + held_refusal(b), file=sys.stderr)
+        print(_("bringup: error: ") + held_refusal(b), file=sys.stderr)
         return EXIT_ERROR
     started: list[Any] = []
 
@@ -1834,13 +1839,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
         prep = res.prepared
         if prep.refusal:
             print(f"{_(step.action.title)}  ({step.id})", file=out)
-            print("bringup: error: " + (held_refusal(b) if prep.refusal_kind == "observing" else
+            print(_("bringup: error: ") + (held_refusal(b) if prep.refusal_kind == "observing" else
                                         running_refusal(prep.running, step.id) if prep.refusal_kind == "running" else
                                         _("cannot run it here: {reason}").format(reason=tr(prep.refusal))),
                   file=sys.stderr)
             return EXIT_ERROR
         if res.error:
-            print("bringup: error: " + _("could not start the validation: {reason}").format(reason=tr(res.error)),
+            print(_("bringup: error: ") + _("could not start the validation: {reason}").format(reason=tr(res.error)),
                   file=sys.stderr)
             return EXIT_ERROR
         run = res.run
@@ -1954,14 +1959,14 @@ def cmd_ack(args: argparse.Namespace) -> int:
     import steps
 
     if opt(args, "snapshot"):
-        print("bringup: error: " + _("ack edits the build record; --snapshot does not apply"), file=sys.stderr)
+        print(_("bringup: error: ") + _("ack edits the build record; --snapshot does not apply"), file=sys.stderr)
         return EXIT_ERROR
     sd = state_dir(args, write=args.key is not None)
     if not sd.is_dir() or not list_builds(sd):
         if args.key is None:
             print(_("no build under {path} yet: nothing to acknowledge").format(path=sd))
             return 0
-        print("bringup: error: " + _("no build under {path} yet: nothing to acknowledge").format(path=sd),
+        print(_("bringup: error: ") + _("no build under {path} yet: nothing to acknowledge").format(path=sd),
               file=sys.stderr)
         return EXIT_ERROR
     b = Build.open(sd, steps.STAGES, {"boot_id": _boot_id()}, readonly=args.key is None)
@@ -1976,10 +1981,10 @@ def cmd_ack(args: argparse.Namespace) -> int:
                                                                              reason=a["reason"]))
             return 0
         if not (args.reason or "").strip():
-            print("bringup: error: " + _("say why with --reason (it is kept with the build)"), file=sys.stderr)
+            print(_("bringup: error: ") + _("say why with --reason (it is kept with the build)"), file=sys.stderr)
             return EXIT_ERROR
         if b.observing:
-            print("bringup: error: " + _("another bringup holds this build; acknowledge there"), file=sys.stderr)
+            print(_("bringup: error: ") + _("another bringup holds this build; acknowledge there"), file=sys.stderr)
             return EXIT_ERROR
         found = None
         for s in b.steps():
@@ -1995,7 +2000,7 @@ def cmd_ack(args: argparse.Namespace) -> int:
             said = (_("no finding with key {key} in this build's latest checks; did you mean {ids}?") if near else
                     _("no finding with key {key} in this build's latest checks; `bringup check` prints each "
                       "acknowledgeable finding's key (a finding id is not a key)"))
-            print("bringup: error: " + said.format(key=repr(args.key), ids=_(" or ").join(near)), file=sys.stderr)
+            print(_("bringup: error: ") + said.format(key=repr(args.key), ids=_(" or ").join(near)), file=sys.stderr)
             return EXIT_ERROR
         b.acknowledge(found, args.reason)
         print(_("acknowledged: {subject}: {message}").format(subject=found.subject, message=tr(found.message))
@@ -2320,7 +2325,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         from wizard.registry import KINDS
 
         if opt(args, "kind") not in KINDS:
-            print("bringup: error: " + _("unknown kind {kind}; kinds: {kinds}").format(
+            print(_("bringup: error: ") + _("unknown kind {kind}; kinds: {kinds}").format(
                 kind=repr(args.kind), kinds=", ".join(sorted(KINDS))), file=sys.stderr)
             return EXIT_ERROR
     results: list[dict[str, Any]] = []
@@ -2329,7 +2334,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         done, stopped, meta = explain_in_child(names[len(results):], opt(args, "kind"))
         for how, r in done:
             if how == "unreadable":
-                print(f"bringup: error: {r}", file=sys.stderr)
+                print(_("bringup: error: ") + f"{r}", file=sys.stderr)
                 return EXIT_ERROR
             results.append(r)
         if stopped:
@@ -2390,7 +2395,7 @@ def cmd_size(args: argparse.Namespace) -> int:
     inputs, errors = szm.parse_inputs(raw)
     if errors:
         for k, why in errors.items():
-            print(f"bringup: error: {SIZE_FLAGS[k][0]} {raw.get(k, '')!r}: {tr(why)}", file=sys.stderr)
+            print(_("bringup: error: ") + f"{SIZE_FLAGS[k][0]} {raw.get(k, '')!r}: {tr(why)}", file=sys.stderr)
         return EXIT_ERROR
     s = szm.size(inputs)
     ok = s.fits and s.min_gpus is not None and s.min_gpus <= inputs.gpu_count
@@ -2456,7 +2461,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         snaps = [snaps]
     builds = opt(args, "builds")
     if snaps and builds:
-        print("bringup: error: " + _("give --snapshot BUNDLE... or --builds DIR..., not both"), file=sys.stderr)
+        print(_("bringup: error: ") + _("give --snapshot BUNDLE... or --builds DIR..., not both"), file=sys.stderr)
         return EXIT_ERROR
     try:
         fmt = rpt.format_of(None if out in (None, "-") else out, opt(args, "format"))
@@ -2466,8 +2471,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             refuse_non_regular(out)  # a FIFO, device, socket, directory or symlink: never replaced by the rename
     except (rpt.ReportError, OSError) as exc:
         reason = tr(exc.args[0]) if exc.args and isinstance(exc.args[0], str) and len(exc.args) == 1 else str(exc)
-        print("bringup: error: " + _("cannot write the report: {reason}").format(reason=reason)
-              if isinstance(exc, OSError) else f"bringup: error: {reason}", file=sys.stderr)
+        print(_("bringup: error: ") + _("cannot write the report: {reason}").format(reason=reason)
+              if isinstance(exc, OSError) else _("bringup: error: ") + f"{reason}", file=sys.stderr)
         return EXIT_ERROR
     if snaps and len(snaps) > 1:
         snaps = _distinct_bundles(snaps)
@@ -2484,7 +2489,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         b, note = open_build_for_reading(args, _boot_id())
         if b is None:
-            print("bringup: error: " + _("no build under {path} yet: start one with `bringup` (or report on a capture "
+            print(_("bringup: error: ") + _("no build under {path} yet: start one with `bringup` (or report on a capture "
                                          "bundle: `bringup report --snapshot BUNDLE`)").format(
                 path=state_dir(args, write=False)), file=sys.stderr)
             return EXIT_ERROR
@@ -2512,7 +2517,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             os.replace(tmp, path)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            print("bringup: error: " + _("cannot write the report to {path}: {reason}").format(
+            print(_("bringup: error: ") + _("cannot write the report to {path}: {reason}").format(
                 path=path, reason=tr(os_error(exc))), file=sys.stderr)
             return EXIT_ERROR
         where = str(path)
@@ -2691,12 +2696,12 @@ def cmd_answers(args: argparse.Namespace) -> int:
     from wizard.store import list_builds, utcnow
 
     if opt(args, "snapshot"):
-        print("bringup: error: " + _("answers export reads the build record; --snapshot does not apply"),
+        print(_("bringup: error: ") + _("answers export reads the build record; --snapshot does not apply"),
               file=sys.stderr)
         return EXIT_ERROR
     sd = state_dir(args, write=False)
     if not sd.is_dir() or not list_builds(sd):
-        print("bringup: error: " + _("no build under {path} yet: nothing to export").format(path=sd), file=sys.stderr)
+        print(_("bringup: error: ") + _("no build under {path} yet: nothing to export").format(path=sd), file=sys.stderr)
         return EXIT_ERROR
     b = Build.open(sd, steps.STAGES, {"boot_id": _boot_id()}, build_id=opt(args, "build"), readonly=True)
     try:
@@ -2714,7 +2719,7 @@ def cmd_answers(args: argparse.Namespace) -> int:
     try:
         ans.write_answers(path, text)  # refuses a FIFO, device, directory or symbolic link: nothing is written
     except OSError as exc:
-        print("bringup: error: " + _("cannot write the answers to {path}: {reason}").format(
+        print(_("bringup: error: ") + _("cannot write the answers to {path}: {reason}").format(
             path=path, reason=tr(os_error(exc))), file=sys.stderr)
         return EXIT_ERROR
     print(_("wrote {path}").format(path=path))
@@ -2744,7 +2749,7 @@ def cmd_auto(args: argparse.Namespace) -> int:
     except ans.AnswersError as exc:
         for line in ans.error_lines(exc):
             print(line, file=sys.stderr)
-        print("bringup: error: " + _("{file} is not a valid answers file ({count} error(s)): nothing was run").format(
+        print(_("bringup: error: ") + _("{file} is not a valid answers file ({count} error(s)): nothing was run").format(
             file=exc.source, count=len(exc.errors)), file=sys.stderr)
         return EXIT_ERROR
     a = dataclasses.replace(a, source=str(Path(args.answers).absolute()))
@@ -2772,14 +2777,14 @@ def cmd_auto(args: argparse.Namespace) -> int:
         b = Build.open_or_create(sd, steps.STAGES, identity, dry_run=dry)
     try:
         if b.observing:
-            print("bringup: error: " + _("another bringup ({holder}) holds build {build}: close it first").format(
+            print(_("bringup: error: ") + _("another bringup ({holder}) holds build {build}: close it first").format(
                 holder=b.lock.holder or _("another process"), build=b.info.build_id), file=sys.stderr)
             return EXIT_ERROR
         if snap and not _bundle_fits_build(b, identity, snap, sd):
             return EXIT_ERROR
         still = b.reconcile()
         if still:
-            print("bringup: error: " + _("run {run} ({step}) is still running: let it finish (`bringup status`) before "
+            print(_("bringup: error: ") + _("run {run} ({step}) is still running: let it finish (`bringup status`) before "
                                          "an unattended walk").format(run=still[0].id, step=still[0].step_id),
                   file=sys.stderr)
             return EXIT_ERROR
@@ -2828,7 +2833,7 @@ def _bundle_fits_build(b, identity: Mapping[str, Any], snap: str, sd: Path) -> b
             _("the bundle {bundle} is from {bundle_host}, but build {build} was made for {build_host}: auto records "
               "the bundle's findings into the build, so nothing was written; start a build for {name} with `--build "
               "new`"))
-    print("bringup: error: " + said.format(bundle=snap, bundle_host=tr(host_words(identity)), build=b.info.build_id,
+    print(_("bringup: error: ") + said.format(bundle=snap, bundle_host=tr(host_words(identity)), build=b.info.build_id,
                                            build_host=tr(host_words(recorded)),
                                            name=identity.get("hostname") or _("the bundle"),
                                            theirs=theirs[-1] if theirs else ""), file=sys.stderr)
@@ -2850,7 +2855,7 @@ def _auto_preview(args: argparse.Namespace, a, identity: Mapping[str, Any] | Non
     if which != "new" and sd.is_dir() and list_builds(sd):
         b = Build.open(sd, steps.STAGES, build_id=which, readonly=True)
     elif which not in (None, "new"):
-        print("bringup: error: " + _("no build {build} under {path}").format(build=which, path=sd), file=sys.stderr)
+        print(_("bringup: error: ") + _("no build {build} under {path}").format(build=which, path=sd), file=sys.stderr)
         return EXIT_ERROR
     try:
         if b is not None and identity is not None and not _bundle_fits_build(b, identity, snap, sd):
@@ -2882,12 +2887,12 @@ def cmd_tui(args: argparse.Namespace, lang_notice: str = "") -> int:
         try:
             nodes, kw = fleet_options(ns)
         except FleetError as exc:
-            print(f"bringup: error: {error_text(exc)}", file=sys.stderr)
+            print(_("bringup: error: ") + f"{error_text(exc)}", file=sys.stderr)
             return EXIT_ERROR
         kw.pop("on_progress", None)  # the fleet view shows progress itself
         fleet = (nodes, kw)
     elif any(opt(args, "tui_" + n) is not None for n in TUI_FLEET_OPTIONS):
-        print("bringup: error: " + _("--ssh-config, --fanout and --node-timeout go with --nodes or --hostfile"),
+        print(_("bringup: error: ") + _("--ssh-config, --fanout and --node-timeout go with --nodes or --hostfile"),
               file=sys.stderr)
         return EXIT_ERROR
     from screens.app import run_app

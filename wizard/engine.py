@@ -297,12 +297,12 @@ class Build:
         elif build_id is not None:
             match = [b for b in list_builds(state_dir) if b.build_id == build_id]
             if not match:
-                raise StoreError(f"no build {build_id} under {builds_dir(state_dir)}")
+                raise StoreError(Msg("no build {build} under {path}", build=build_id, path=str(builds_dir(state_dir))))
             info = match[0]
         else:
             existing = list_builds(state_dir)
             if not existing:
-                raise StoreError(f"no build under {builds_dir(state_dir)} yet: start one with `bringup`")
+                raise StoreError(Msg("no build under {path} yet: start one with `bringup`", path=str(builds_dir(state_dir))))
             info = existing[-1]
         if lock is None:
             lock = BuildLock(info.path)

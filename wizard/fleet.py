@@ -66,16 +66,16 @@ def nodes_from_spec(spec: str) -> list[FleetNode]:
     from ClusterShell.NodeSet import NodeSet, NodeSetException
 
     if not spec.strip():
-        raise FleetError("--nodes is empty: give a nodeset such as gpu[001-016]")
+        raise FleetError(Msg("--nodes is empty: give a nodeset such as gpu[001-016]"))
     try:
         names = list(NodeSet(spec))
     except NodeSetException as exc:
-        raise FleetError(f"--nodes {spec!r} is not a nodeset: {exc}") from None
+        raise FleetError(Msg("--nodes {spec} is not a nodeset: {why}", spec=repr(spec), why=str(exc))) from None
     if not names:
-        raise FleetError(f"--nodes {spec!r} names no node")
+        raise FleetError(Msg("--nodes {spec} names no node", spec=repr(spec)))
     bad = [n for n in names if n.startswith("-")]
     if bad:
-        raise FleetError(f"--nodes: node {bad[0]!r} starts with '-': ssh would read it as an option")
+        raise FleetError(Msg("--nodes: node {node} starts with '-': ssh would read it as an option", node=repr(bad[0])))
     return [FleetNode(n, n) for n in names]
 
 
@@ -91,10 +91,10 @@ def nodes_from_hostfile(path: str) -> list[FleetNode]:
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise FleetError(f"cannot read the hostfile {path}: {exc.strerror or exc}") from None
+        raise FleetError(Msg("cannot read the hostfile {path}: {why}", path=path, why=str(exc.strerror or exc))) from None
     hf = parse_hostfile(text, path)
     if not hf.ok:
-        raise FleetError(f"hostfile {path}: " + "; ".join(hf.problems))
+        raise FleetError(Msg("hostfile {path}: {problems}", path=path, problems="; ".join(hf.problems)))
     return [FleetNode(n.name, n.target) for n in hf.nodes]
 
 

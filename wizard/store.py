@@ -412,10 +412,10 @@ def check_file(path: Path) -> None:
         with open(path, "rb") as fh:
             head = fh.read(len(SQLITE_MAGIC))
     except OSError as exc:
-        raise StoreError(f"cannot read the build file {path}: {exc.strerror or exc}") from None
+        raise StoreError(Msg("cannot read the build file {path}: {why}", path=str(path), why=str(exc.strerror or exc))) from None
     if head and head != SQLITE_MAGIC:
-        raise StoreError(f"the build file {path} is not an SQLite database (corrupt?); it was left "
-                         f"untouched. Move it aside to start a new build, or attach it to a bug report.")
+        raise StoreError(Msg("the build file {path} is not an SQLite database (corrupt?); it was left untouched. Move it "
+                             "aside to start a new build, or attach it to a bug report.", path=str(path)))
 
 
 class Store:
@@ -443,9 +443,9 @@ class Store:
         exists = path.exists() and path.stat().st_size > 0
         if not exists and not create:
             if path.exists():
-                raise StoreError(f"the build file {path} is empty (0 bytes); it was left untouched. Move it "
-                                 f"aside to start a new build.")
-            raise StoreError(f"no build file at {path}")
+                raise StoreError(Msg("the build file {path} is empty (0 bytes); it was left untouched. Move it aside to start "
+                                     "a new build.", path=str(path)))
+            raise StoreError(Msg("no build file at {path}", path=str(path)))
         if exists:
             check_file(path)
         try:
@@ -457,21 +457,22 @@ class Store:
             ok = conn.execute("PRAGMA quick_check").fetchone()[0]
             if ok != "ok":
                 conn.close()
-                raise StoreError(f"the build file {path} is damaged (sqlite quick_check: {ok}); it was left "
-                                 f"untouched. Move it aside to start a new build.")
+                raise StoreError(Msg("the build file {path} is damaged (sqlite quick_check: {ok}); it was left untouched. Move "
+                                     "it aside to start a new build.", path=str(path), ok=str(ok)))
             version = conn.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             if is_disk_full(exc, path.parent):
                 raise DiskFullError(disk_full_message(state_dir_of(path))) from None
             if str(getattr(exc, "sqlite_errorname", "")).startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")):
-                raise StoreError(f"the build file {path} could not be opened ({exc}); it was left untouched. "
-                                 f"Check the disk and filesystem holding it (dmesg), then try again.") from None
-            raise StoreError(f"the build file {path} cannot be read as a database ({exc}); it was left "
-                             f"untouched. Move it aside to start a new build.") from None
+                raise StoreError(Msg("the build file {path} could not be opened ({why}); it was left untouched. Check the disk "
+                                     "and filesystem holding it (dmesg), then try again.", path=str(path), why=str(exc))) from None
+            raise StoreError(Msg("the build file {path} cannot be read as a database ({why}); it was left untouched. Move it "
+                                 "aside to start a new build.", path=str(path), why=str(exc))) from None
         if version > SCHEMA_VERSION:
             conn.close()
-            raise StoreError(f"the build file {path} has schema version {version}, newer than this bringup "
-                             f"understands ({SCHEMA_VERSION}); upgrade bringup. The file was left untouched.")
+            raise StoreError(Msg("the build file {path} has schema version {version}, newer than this bringup understands "
+                                 "({known}); upgrade bringup. The file was left untouched.", path=str(path), version=version,
+                                 known=SCHEMA_VERSION))
         store = cls(conn, path, readonly, clock)
         if not readonly:
             try:
@@ -486,8 +487,8 @@ class Store:
                 raise
         elif version < SCHEMA_VERSION:
             conn.close()
-            raise StoreError(f"the build file {path} has an older schema ({version}) and is opened "
-                             f"read-only; open it once without another instance running to upgrade it.")
+            raise StoreError(Msg("the build file {path} has an older schema ({version}) and is opened read-only; open it once "
+                                 "without another instance running to upgrade it.", path=str(path), version=version))
         try:
             store.validate()
         except StoreError:
