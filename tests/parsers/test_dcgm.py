@@ -44,3 +44,13 @@ def test_detectors() -> None:
     assert detect_dcgmi_dmon(text(PUBLIC / "dcgmi-dmon__h800-gpu0-nvlink-pcie-bytes.txt")) == 1.0
     assert detect_dcgmi_dmon(text(PUBLIC / "dcgmi-discovery__1x-v100-pcie-16gb.txt")) == 0.0
     assert detect_dcgmi_discovery("GPU 0: OK\n") == 0.0 and detect_dcgmi_dmon("# Entity\n") == 0.0
+
+
+def test_a_table_followed_by_other_lines_is_closed():
+    """Real (held-out round 63, a Slurm prolog): `dcgmi diag -r 1`'s table, closed by its border, then the prolog's
+    next message: the table is whole, not cut inside the deployment checks."""
+    from wizard.parsers.dcgm import parse_dcgm_text
+
+    body = text(PUBLIC / "dcgmi-diag__r1-slurm-prolog-aws-single-gpu-deployment-all-pass-partial.txt")
+    assert parse_dcgm_text(body).closed
+    assert not parse_dcgm_text(body.rsplit("+---", 1)[0]).closed

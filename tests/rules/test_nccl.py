@@ -630,3 +630,25 @@ def test_sockets_over_ipoib_interfaces_with_no_rdma_device_fail_across_nodes():
     assert "on ib1, ib4, ib6, IP-over-InfiniBand interfaces" in t[0].message and "/dev/infiniband" in t[0].remedy
     assert nccl._IPOIB.match("ibs108") and nccl._IPOIB.match("ib0.8001") and not nccl._IPOIB.match("ibmveth0")
     assert not nccl._IPOIB.match("eth0")
+
+
+def test_a_run_that_clears_every_known_floor_passes_though_it_names_no_gpu():
+    """Real (held-out round 64, a GB200 2-node run's log tail): 847 GB/s with no device lines clears the highest floor
+    in assets/nccl_floors.csv (8x B200, 800 GB/s), so whatever it ran on it is not slow; a slower unnamed run stays
+    unknown."""
+    r = explain_text(text(PUBLIC / "nccl-tests__gb200-2node-4gpu-mnnvl-all-reduce-847gbs.txt"))
+    ar = [f for f in r.findings if f.id.endswith(".allreduce")]
+    top = nccl.highest_floor("all_reduce")
+    assert top is not None and top[0] == 800.0 and "B200" in top[1]
+    assert [f.verdict for f in ar] == [Verdict.PASS] and "clears the highest floor" in ar[0].message
+    slow = text(PUBLIC / "nccl-tests__gb200-2node-4gpu-mnnvl-all-reduce-847gbs.txt").replace("847.12", "647.12")
+    assert [f.verdict for f in explain_text(slow).findings if f.id.endswith(".allreduce")] != [Verdict.PASS]
+
+
+def test_two_gpus_far_below_any_pcie_path_fail_from_64_mib():
+    """Real (held-out round 65, two GTX 1080s): 0.87 GB/s at 128 MiB is a quarter of what staging through host memory
+    over PCIe Gen3 x16 gives: broken, judged at 64 MiB and up (not held back for want of a 1 GiB message)."""
+    r = explain_text(text(PUBLIC / "nccl-tests__2x-gtx1080-macos-all-reduce-0.87gbps-busbw-partial.txt"))
+    ar = [f for f in r.findings if f.id == "node.allreduce"]
+    assert [f.verdict for f in ar] == [Verdict.FAIL] and "broken, not merely slow" in ar[0].message
+    assert nccl.PCIE_BROKEN_GB_S == pytest.approx(2.2)

@@ -235,7 +235,9 @@ def parse_dcgm_text(text: str) -> DcgmDiag:
             continue
         d.problems.append(s)
     flush()
-    tail = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # the table's last line is its closing border (lines after the table, such as a Slurm prolog's next message, do
+    # not make it cut)
+    tail = [s for s in (ln.strip() for ln in text.splitlines()) if s.startswith(("|", "+"))]
     _set(d, "banner", bool(re.search(r"Successfully ran diagnostic|dcgmi\s+diag\b", text)))
     _set(d, "closed", bool(tail) and bool(re.fullmatch(r"\+[-=+]+\+", tail[-1])))
     return d
