@@ -776,7 +776,7 @@ def test_an_aer_received_message_without_its_report_is_judged_by_its_own_severit
                          ("Uncorrected (Fatal)", Verdict.FAIL)):
         r = explain_text(line.format(sev=sev))
         (f,) = [x for x in r.findings if x.id == "health.aer"]
-        assert f.verdict is verdict and "received by port" in f.message and "0000:2a:00.0" in f.message
+        assert f.verdict is verdict and "reported by the port above it" in f.message and "0000:2a:00.0" in f.message
         assert not any("no Xid, AER" in x.message for x in r.findings)
     with_xid = ("[ 3000.1] NVRM: Xid (PCI:0000:2a:00): 79, pid=1, GPU has fallen off the bus.\n"
                 + line.format(sev="Corrected"))

@@ -594,7 +594,7 @@ def _aer_messages_alone(log: KernelLog, events: list[KernelEvent], groups: Mappi
         n = sum(_weight(m.evidence[0] if m.evidence else "") for m in ms)
         how = Msg("all corrected") if verdict is Verdict.PASS else Msg("worst {aer_words}",
                                                                       aer_words=Msg(AER_WORDS[worst_sev]))
-        msg = (Msg("{n} PCIe AER error message(s) received by port {port} from {source}, {how}; the kernel printed "
+        msg = (Msg("{n} PCIe AER error message(s) from {source}, reported by the port above it ({port}), {how}; the kernel printed "
                    "no error report for them (it rate-limits those), so their type is not known",
                    n=n, port=device_name(log, port, gpu_index, ""), source=device_name(log, source, gpu_index, ""),
                    how=how)
