@@ -722,7 +722,8 @@ SRC_NOUVEAU = ("NVIDIA CUDA installation guide for Linux, 'Disabling Nouveau', "
 NO_GPU_REMEDY = (
     "Check that the GPUs (or the GPU baseboard) are seated and that every auxiliary power cable is "
     "plugged in; enable Above 4G decoding in the BIOS; on a VM, check the GPUs are passed through. "
-    "Then re-run this check. `lspci -d 10de:` lists NVIDIA functions once they enumerate.")
+    "Then re-run this check: it reads /sys/bus/pci, so it sees the GPUs as soon as they enumerate (so does "
+    "`lspci -d 10de:` where pciutils is installed).")
 
 
 def _pci(out: Outputs) -> tuple[PciFacts | None, Finding | None]:
