@@ -4,6 +4,7 @@ for the plan answer it needs), skip with a reason, messages."""
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,6 +17,37 @@ from screens.plan import recheck_words
 from wizard.i18n import Msg, _, ngettext, spaced, tr
 from wizard.engine import PreparedAction
 from wizard.store import StoreError
+
+
+def enter_word(screen: Any) -> str | None:
+    """The word of the dialog's button that says "(enter)", without that hint ("Confirm (enter)" -> "Confirm", in the
+    operator's language): the footer's word for Enter, so the two never disagree. None without such a button."""
+    for b in screen.query(Button):
+        label = str(b.label)
+        if label.endswith("(enter)"):
+            return label[: -len("(enter)")].rstrip()
+    return None
+
+
+class EnterSubmits:
+    """Enter submits the dialog from its field, and the footer says so ("enter Confirm", walk 33 #13: the dialog's
+    button said "(enter)" and its footer only "esc Cancel"): a priority binding, so the field's own Enter does not
+    hide it. On a focused button Enter presses that button, as it would without the binding."""
+
+    focused: Any
+
+    def action_submit(self) -> None:
+        if isinstance(self.focused, Button):
+            self.focused.press()
+            return
+        self._submit()
+
+    def _submit(self) -> None:  # pragma: no cover - each dialog defines it
+        raise NotImplementedError
+
+    def footer_word(self, binding: Binding) -> str | None:
+        """Enter's word is the word of the button it stands for (KeyFooter asks)."""
+        return enter_word(self) if binding.action == "submit" else None
 
 
 class ConfirmAction(ModalScreen[bool]):
@@ -127,10 +159,10 @@ def close_keeping_typed(screen: ModalScreen, typed: str, closed: object) -> None
                                      typed=typed.strip()[:60])), answered)
 
 
-class SkipDialog(ModalScreen[str | None]):
+class SkipDialog(EnterSubmits, ModalScreen[str | None]):
     """Asks why the step is skipped; an empty reason is refused."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("enter", "submit", "Skip", priority=True), Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, step_title: str, example: str = "") -> None:
         """``example``: a reason that fits the step, shown whole under the question (a placeholder would be cut at
@@ -176,7 +208,7 @@ class SkipDialog(ModalScreen[str | None]):
 
 
 class MessageDialog(ModalScreen[None]):
-    BINDINGS = [Binding("escape", "close", "Close"), Binding("enter", "close", "Close", show=False)]
+    BINDINGS = [Binding("enter", "ok", "OK", priority=True), Binding("escape", "close", "Close")]
 
     def __init__(self, title: str, text: str) -> None:
         super().__init__()
@@ -197,6 +229,12 @@ class MessageDialog(ModalScreen[None]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(None)
+
+    def action_ok(self) -> None:
+        self.dismiss(None)
+
+    def footer_word(self, binding: Binding) -> str | None:
+        return enter_word(self) if binding.action == "ok" else None
 
     def action_close(self) -> None:
         self.dismiss(None)
@@ -234,7 +272,7 @@ def plan_file_problem(key: str, path: str) -> str:
     return ""
 
 
-class ManualDialog(ModalScreen[bool]):
+class ManualDialog(EnterSubmits, ModalScreen[bool]):
     """An action bringup cannot run here: why, and what to do by hand (``prepared.refusal``).
 
     When a plan answer is why (:attr:`wizard.actions.Resolved.plan_key`: no hostfile, or one that cannot be used),
@@ -245,7 +283,8 @@ class ManualDialog(ModalScreen[bool]):
     value is refused with the reason under the field, which keeps what was typed, and nothing is stored. Returns
     False when closed without saving."""
 
-    BINDINGS = [Binding("escape", "close", "Close")]
+    # Enter: the "(enter)" button's word (save, or OK), else it closes like esc
+    BINDINGS = [Binding("enter", "submit", "Close", priority=True), Binding("escape", "close", "Close")]
     DEFAULT_CSS = """
     ManualDialog #manual-error { color: $error; height: auto; display: none; }
     ManualDialog #manual-text { height: auto; max-height: 40vh; }
@@ -341,6 +380,13 @@ class ManualDialog(ModalScreen[bool]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.save()
 
+    def _submit(self) -> None:
+        if self.key and not self.readonly:
+            self.save()
+        else:
+            self.dismiss(False)
+
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save":
             self.save()
@@ -390,10 +436,10 @@ class YesNo(ModalScreen[bool]):
         self.dismiss(False)
 
 
-class ConfirmStep(ModalScreen[str | None]):
+class ConfirmStep(EnterSubmits, ModalScreen[str | None]):
     """Confirm a step done by hand; an optional note (serial numbers, who checked) is kept with it."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("enter", "submit", "Confirm", priority=True), Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, step_title: str, user: str, warning: str = "", note_required: bool = False) -> None:
         super().__init__()
@@ -447,10 +493,10 @@ class ConfirmStep(ModalScreen[str | None]):
         close_keeping_typed(self, self.query_one(Input).value, None)
 
 
-class AckDialog(ModalScreen[tuple[str, str] | None]):
+class AckDialog(EnterSubmits, ModalScreen[tuple[str, str] | None]):
     """Pick a past event among the step's findings and say why it no longer counts."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("enter", "submit", "Acknowledge", priority=True), Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, findings: list) -> None:
         super().__init__()
@@ -500,6 +546,14 @@ class AckDialog(ModalScreen[tuple[str, str] | None]):
 
     def on_option_list_option_selected(self, event) -> None:
         self.query_one("#ack-reason", Input).focus()
+
+    def action_submit(self) -> None:
+        from textual.widgets import OptionList
+
+        if isinstance(self.focused, OptionList):  # Enter on the list picks the event, then the reason is asked
+            self.query_one("#ack-reason", Input).focus()
+            return
+        super().action_submit()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self._submit()
