@@ -97,6 +97,7 @@ def clean(text: str) -> str:
     prefix that every non-blank line carries (``    # ``, ``> ``) removed: outputs never start every line with one."""
     text = ANSI_RE.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
     text = _KUBECTL_NOTICE.sub("", text)
+    text = _unflatten_kernel_lines(text)
     lines = text.split("\n")
     body = [ln for ln in lines if ln.strip()]
     if len(body) >= 3:
@@ -110,6 +111,32 @@ def clean(text: str) -> str:
             text = "\n".join(ln[len(pre):] if ln.startswith(pre) else ln for ln in lines)
     text = _SLURM_CLIENT_INFO.sub("", text)
     return _strip_log_prefixes(text)
+
+
+_KERNEL_STAMP = lazy_re(r"\[\s*\d{1,9}\.\d{3,9}\]|\[[^\[\]\n]{0,16}\d{1,2}:\d{2}:\d{2}[^\[\]\n]{0,12}\]")
+"""A kernel log line's timestamp: dmesg's ``[  12.345678]``, ``dmesg -T``'s ``[Mon Aug 25 16:20:28 2025]`` (also in
+another locale: ``[一 8月 25 16:20:28 2025]``)."""
+FLATTENED_MIN_STAMPS = 3
+"""A line holding this many kernel timestamps or more, past the first character, is a kernel log whose line breaks a
+web page dropped (a forum that stores a paste as one line): it is split before each timestamp."""
+
+
+def _unflatten_kernel_lines(text: str) -> str:
+    """Kernel log lines a web page joined into one (:data:`FLATTENED_MIN_STAMPS`), split again before each timestamp;
+    every other line as it is."""
+    if "]" not in text:
+        return text
+    out: list[str] = []
+    changed = False
+    for line in text.split("\n"):
+        stamps = [m.start() for m in _KERNEL_STAMP.finditer(line)] if len(line) > 200 else []
+        if len(stamps) >= FLATTENED_MIN_STAMPS:
+            cuts = [0] + [s for s in stamps if s > 0] + [len(line)]
+            out.extend(line[a:b].strip() for a, b in zip(cuts, cuts[1:]) if line[a:b].strip())
+            changed = True
+        else:
+            out.append(line)
+    return "\n".join(out) if changed else text
 
 
 _SLURM_CLIENT_INFO = lazy_re(

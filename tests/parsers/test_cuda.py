@@ -112,3 +112,10 @@ def test_the_cuda_samples_checkcudaerrors_form_resolves_its_number_and_name():
     t = parse_torch_cuda('[Matrix Multiply Using CUDA] - Starting...\nCUDA error at ../../Common/helper_cuda.h:791 '
                          'code=100(cudaErrorNoDevice) "cudaGetDeviceCount(&device_count)"\n')
     assert [e.code for e in t.errors] == [100]
+
+
+def test_collect_env_with_aligned_colons_is_read() -> None:
+    """Real (held-out round 66): PyTorch 2.13's collect_env aligns its labels ("Is CUDA available            : True",
+    "Nvidia driver version        : 580.173.02")."""
+    t = parse_torch_cuda(text(PUBLIC / "collect-env__gb10-dgx-spark-german-locale-lscpu-partial.txt"))
+    assert t.available is True and t.driver_version == "580.173.02" and t.cuda == "13.0"

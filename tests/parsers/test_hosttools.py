@@ -30,3 +30,31 @@ def test_tops_memory_lines_read_as_free_does():
     assert g.total == int(515703.2 * 1024 ** 2) and g.available == int(491234.1 * 1024 ** 2) and g.swap["used"] == 0
     assert detect_top_memory(old) == detect_top_memory(new) == 0.95
     assert detect_top_memory("Mem:  264488144k total\n") == 0.0  # one line is not the summary
+
+
+def test_free_in_another_language_is_read_by_its_shape() -> None:
+    """Real (held-out round 66, a Russian-locale `free -h`): the header and labels are translated ("Память:",
+    "Подкачка:"); the six-size row is memory, the three-size row swap."""
+    from wizard.parsers.hosttools import detect_free, parse_free
+    from tests.probe_data import PUBLIC, text
+
+    body = text(PUBLIC / "free-h__12x-p104-mining-board-russian-locale.txt")
+    f = parse_free(body)
+    assert detect_free(body) >= 0.9
+    assert f.total == 15 * 1024 ** 3 and f.available == int(8.7 * 1024 ** 3)
+    assert f.swap["used"] == 297 * 1024 ** 2 and f.header.strip().startswith("всего")
+    assert detect_free("total: 1 2 3 4 5 6\nfoo: 1 2 3\n") == 0.0  # no header of words: not free
+
+
+def test_lscpu_in_another_language_reads_its_labels_back_to_english() -> None:
+    """Real (held-out round 66, German locale) and util-linux's own translations (assets/lscpu_labels.csv): the
+    labels are read as lscpu's English ones, the NUMA node's number kept."""
+    from wizard.parsers.hosttools import detect_lscpu, lscpu_label, parse_lscpu
+    from tests.probe_data import PUBLIC, text
+
+    body = text(PUBLIC / "lscpu__dual-xeon-e5-2620v4-2gpu-workstation-german-locale-partial.txt")
+    f = parse_lscpu(body)
+    assert detect_lscpu(body) == 0.95
+    assert f.sockets == 2 and f.cpus == 32 and f.numa_cpus[1] == "8-15,24-31"
+    assert lscpu_label("架构：") == "Architecture" and lscpu_label("Сокетов:") == "Socket(s)"
+    assert lscpu_label("NUMA 节点3 CPU：") == "NUMA node3 CPU(s)" and lscpu_label("Flags:") == "Flags"

@@ -239,3 +239,17 @@ def test_kernel_lines_whose_date_and_host_were_dropped_are_read():
         "(Receiver ID)\nkernel: pcieport 0000:03:04.0:   device [111d:8063] error status/mask=00000020/00000000\n"
         "kernel: pcieport 0000:03:04.0:    [ 5] SDES                   (First)\n")
     assert any(e.kind == "aer" for e in log.events)
+
+
+def test_a_kernel_log_flattened_into_one_line_is_split_at_its_timestamps():
+    """Real (held-out round 68, a Q&A page that stored the paste as one line; `dmesg -T` in the Chinese locale,
+    "[一 8月 25 16:20:28 2025]"): split again before each stamp, and the localised stamp read as dmesg -T's."""
+    from wizard.explain import clean
+
+    body = text(PUBLIC / "kernel-log__geforce-10de-2d04-aer-correctable-replay-timeout-burst.txt")
+    assert body.strip().count("\n") == 0
+    lines = clean(body).splitlines()
+    assert len(lines) > 10 and lines[1].startswith("[一 8月 25 16:20:28 2025] nvidia 0000:01:00.0: PCIe Bus Error")
+    log = kl.parse_kernel_log("\n".join(lines))
+    assert "dmesg-ctime" in log.formats and {e.kind for e in log.events} >= {"aer"}
+    assert kl.record_seconds(log.records[1]) == 25 * 86400 + 16 * 3600 + 20 * 60 + 28

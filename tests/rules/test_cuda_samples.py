@@ -391,3 +391,15 @@ def test_device_query_run_time_limit_on_kernels_warns_naming_the_gpu():
     assert "Run time limit on kernels" in fs[1].evidence[0]
     off = body.replace("Run time limit on kernels:                     Yes", "Run time limit on kernels:                     No")
     assert off != body and [f.id for f in judge_device_query_text(off, {})] == ["health.gpu_count"]
+
+
+def test_pairs_without_p2p_warn_off_nvswitch_boards_while_every_gpu_keeps_a_peer():
+    """Real (held-out round 67, 8x V100 SXM2 of a DGX-1 cube mesh in nvbandwidth): 12 of 28 pairs N/A, each GPU with
+    four P2P peers: a warning (cross-socket pairs may lack P2P on the platform), not a fail; renamed to an NVSwitch
+    model (H100 SXM), the same matrix fails (every pair rides NVLink there)."""
+    body = text(PUBLIC / "nvbandwidth__8x-v100-sxm2-d2d-memcpy-ce-cube-mesh.txt")
+    p2p = [f for f in explain_text(body).findings if f.id == "health.p2p" and "not available" in f.message]
+    assert [f.verdict for f in p2p] == [Verdict.WARN] and "every GPU still has a P2P peer" in p2p[0].message
+    h100 = body.replace("Tesla V100-SXM2-32GB", "NVIDIA H100 80GB HBM3")
+    p2p = [f for f in explain_text(h100).findings if f.id == "health.p2p" and "not available" in f.message]
+    assert [f.verdict for f in p2p] == [Verdict.FAIL]

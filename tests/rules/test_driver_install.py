@@ -413,6 +413,8 @@ CASES = [
      "failed"),
     # held-out round 60 (real): systemd-modules-load at boot, "Failed to insert module 'nvidia_uvm': No such device"
     ("journalctl__azure-vm-nvidia-uvm-insert-no-such-device.txt", "modinfo-nvidia", "fail", "no GPU it supports"),
+    ("dkms__nvidia-470-build-fails-on-custom-amdgpu-kernel-smi-cannot-talk-to-driver.txt", "dkms-status", "fail",
+     "5.13.18"),
 ]
 
 
@@ -512,3 +514,12 @@ def test_loaded_module_and_installed_packages_of_different_versions_fail():
     f = [x for x in r.findings if x.id == "driver.installed" and x.verdict.value == "fail"]
     assert f and "loaded kernel module is 520.56.06" in f[0].message and "525.85.12" in f[0].message
     assert "Reboot" in f[0].remedy
+
+
+def test_udev_failing_to_modprobe_the_nvidia_modules_fails_the_kernel_module():
+    """Real (held-out round 67, a journal): udev's "Process '/sbin/modprobe nvidia-uvm' failed with exit code 1" beside
+    nvidia-persistenced failing: the module did not load (driver.kernel_module fail), the unit's failure is its effect."""
+    r = explain_text(text(DATA / "public" / "journalctl__persistenced-failed-modprobe-nvidia-drm-uvm-exit-1-partial.txt"))
+    mod = [f for f in r.findings if f.id == "driver.kernel_module"]
+    assert r.verdict.value == "fail" and [f.verdict.value for f in mod] == ["fail"]
+    assert "modprobe nvidia-uvm" in " ".join(mod[0].evidence)

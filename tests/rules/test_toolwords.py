@@ -302,3 +302,13 @@ def test_nvidia_installer_errors_and_logrus_fatal_lines_are_failures():
     r = explain_text(text(PUBLIC / "mig-parted__apply-start-hook-failed.txt"), "x")
     assert r.verdict is Verdict.FAIL and "FATA[0000]" in r.findings[0].message
     assert [f.verdict for f in toolwords.judge("ERRO[0001] could not read the config\n")] == [Verdict.WARN]
+
+
+def test_a_dotted_leader_fail_and_a_nix_builder_failure_fail():
+    """Real (held-out rounds 66, 67): DCGM nvvs's "Memory GPU6 ...... FAIL" and Nix's "Reason: builder failed with exit
+    code 2" building the nvidia-open module are the program saying it failed."""
+    for name in ("nvvs__dgx1-v100-memory-test-gpu6-cuda-context-fail-partial.txt",
+                 "nix-build__nvidia-open-590-module-build-fails-kernel-6.18-partial.txt"):
+        r = explain_text(text(PUBLIC / name))
+        assert r.verdict is Verdict.FAIL, name
+    assert not toolwords._FAIL.search("Memory GPU5 ....................................... PASS")

@@ -461,7 +461,7 @@ def parse_torch_cuda(text: str) -> TorchCuda:
         # a project's own report in collect_env's words, naming the framework ("Is CUDA available (PyTorch): No":
         # held-out round 61, DocTR's collect_env beside TensorFlow's line, which is not torch's)
         ce = re.match(r"^(?:- )?(CUDA used to build PyTorch|Is CUDA available|Nvidia driver version|CUDA runtime version)"
-                      r"(?: \(PyTorch\))?:\s*(\S.*?)\s*$", s, re.I)
+                      r"(?: \(PyTorch\))?[ \t]*:\s*(\S.*?)\s*$", s, re.I)  # 2.13's "Is CUDA available   : True" too
         if ce:
             label, value = ce.group(1).lower(), ce.group(2)
             if label == "cuda used to build pytorch":
@@ -545,7 +545,7 @@ _TORCH_MARKERS = (
     "CUDA driver version is insufficient for CUDA runtime version", "NVIDIA driver on your system is too old",
     "uncorrectable ECC error encountered", "No module named 'torch'", "Found no NVIDIA driver on your system",
     "CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "is not compatible with the current PyTorch installation",
-    "Is CUDA available:", "Is CUDA available (PyTorch):", "CUDA used to build PyTorch", "CUDA out of memory", "cudaGetDeviceCount", "cuda runtime error (",
+    "Is CUDA available:", "Is CUDA available (PyTorch):", "Is CUDA available  ", "CUDA used to build PyTorch", "CUDA out of memory", "cudaGetDeviceCount", "cuda runtime error (",
     "CUDA error: ", "CUDA initialization: ", "CUDA_ERROR_", "OutOfMemoryError",
     "ProcessGroupNCCL is only supported with GPUs",
     "device='cuda", "<torch.cuda.device object", "mismatches the version that was used to compile PyTorch",

@@ -63,6 +63,20 @@ class FreeFacts:
         return self.mem.get("available")
 
 
+_SIZE_TOKEN = r"\d{1,20}(?:[.,]\d{1,12})?(?:[KMGTP]i?|B)?"
+_FREE_LOCAL_ROW = lazy_re(r"^(\S[^:：\d]{0,24}?)\s*[:：]\s*((?:" + _SIZE_TOKEN + r"\s+){2,5}" + _SIZE_TOKEN + r")\s*$",
+                          re.I)
+"""A row of ``free`` run in another language (procps-ng translates its labels and header: Russian "Память:" and
+"Подкачка:", German "Speicher:", Chinese "内存："): a label, a colon, then only sizes. Which row it is comes from its
+shape: the memory row has six columns (total, used, free, shared, buff/cache, available), the swap row three."""
+
+
+def _free_local_header(s: str) -> bool:
+    """A translated ``free`` header: six words or more, none a number ("всего занят своб общая буф/врем. доступно")."""
+    words = s.split()
+    return 6 <= len(words) <= 8 and not any(re.fullmatch(_SIZE_TOKEN, w, re.I) for w in words)
+
+
 def parse_free(text: str, plain_unit: int = 1024) -> FreeFacts:
     """``plain_unit``: bytes per unsuffixed number (1024 for plain ``free``, 1 for ``free -b``)."""
     f = FreeFacts()
@@ -77,10 +91,19 @@ def parse_free(text: str, plain_unit: int = 1024) -> FreeFacts:
             _set(f, "old_layout", "buffers" in cols and "buff/cache" not in cols)
             continue
         m = re.match(r"^(Mem|Swap|Low|High|Total|-/\+ buffers/cache):\s*(.*)$", s)
-        if not m:
+        local = _FREE_LOCAL_ROW.match(s) if not m else None
+        if local and len(local.group(2).split()) == 6 and not f.mem:  # a translated free's memory row ("Память:")
+            label, vals = "Mem", local.group(2).split()
+        elif local and len(local.group(2).split()) == 3 and f.mem and not f.swap:  # its swap row ("Подкачка:")
+            label, vals = "Swap", local.group(2).split()
+        elif not m:
+            if not f.header and not f.mem and _free_local_header(s):
+                _set(f, "header", raw.rstrip())
+                continue
             f.problems.append(s)
             continue
-        label, vals = m.group(1), m.group(2).split()
+        else:
+            label, vals = m.group(1), m.group(2).split()
         nums = [size_bytes(v, plain_unit) for v in vals]
         if label == "Mem":
             names = cols or ["total", "used", "free", "shared", "buff/cache", "available"]
@@ -223,19 +246,58 @@ class LscpuFacts:
         return self.fields.get("Model name", "")
 
 
+_LSCPU_LOCAL: tuple[dict[str, str], list[tuple["re.Pattern[str]", str]]] | None = None
+
+
+def _label_key(label: str) -> str:
+    """A label as compared: without its colon (":", "：", "\xa0:") and surrounding spaces, case folded."""
+    return label.strip().rstrip(":：").strip().casefold()
+
+
+def lscpu_label(label: str) -> str:
+    """lscpu's English label for ``label`` as printed in another language ("Architektur" -> "Architecture",
+    "NUMA-Knoten0 CPU(s)" -> "NUMA node0 CPU(s)"; assets/lscpu_labels.csv, from util-linux's translations); an
+    English or unknown label comes back as it is, without its colon."""
+    global _LSCPU_LOCAL
+    if _LSCPU_LOCAL is None:
+        from wizard.data import table
+
+        plain: dict[str, str] = {}
+        numbered: list[tuple["re.Pattern[str]", str]] = []
+        for row in table("lscpu_labels.csv"):
+            en, local = _label_key(row["english"]), _label_key(row["translated"])
+            english = row["english"].rstrip(":")
+            if "%d" in local:
+                rx = re.compile(r"\s*(\d+)\s*".join(re.escape(p) for p in local.split("%d")) + "$")
+                numbered.append((rx, english))
+            elif local and local != en:
+                plain.setdefault(local, english)
+        _LSCPU_LOCAL = (plain, numbered)
+    plain, numbered = _LSCPU_LOCAL
+    key = _label_key(label)
+    if key in plain:
+        return plain[key]
+    for rx, english in numbered:
+        m = rx.match(key)
+        if m:
+            return english.replace("%d", m.group(1))
+    return label.strip().rstrip(":：").strip()
+
+
 def parse_lscpu(text: str) -> LscpuFacts:
+    """``lscpu`` (also run in another language: its labels are read back to English through :func:`lscpu_label`)."""
     f = LscpuFacts()
     last = ""
     for raw in text.splitlines():
         if not raw.strip():
             continue
-        m = re.match(r"^\s*([A-Za-z][^:]{0,60}?):\s*(.*?)\s*$", raw)
+        m = re.match(r"^\s*([^\W\d_][^:：]{0,60}?)\s*[:：]\s*(.*?)\s*$", raw)
         if not m:
             if raw.startswith((" ", "\t")) and last == "Flags":  # wrapped flags of the nested layout
                 continue
             f.problems.append(raw.strip())
             continue
-        key, val = m.group(1).strip(), m.group(2)
+        key, val = lscpu_label(m.group(1)), m.group(2)
         last = key
         nm = re.fullmatch(r"NUMA node(\d+) CPU\(s\)", key)
         if nm:
@@ -324,6 +386,13 @@ def detect_free(text: str) -> float:
     if re.search(r"^[ \t]*total\s+used\s+free\s+shared\s+(?:buff/cache|buffers)", text, re.M) and re.search(
             r"^[ \t]*Mem:", text, re.M):  # indented when pasted from a markdown list
         return 1.0
+    # ``free`` in another language: a header of words, then a six-size row and a three-size row (_FREE_LOCAL_ROW)
+    lines = [ln.strip() for ln in text[:4000].splitlines() if ln.strip()]
+    for i in range(len(lines) - 2):
+        a, b = _FREE_LOCAL_ROW.match(lines[i + 1]), _FREE_LOCAL_ROW.match(lines[i + 2])
+        if (a and b and len(a.group(2).split()) == 6 and len(b.group(2).split()) == 3
+                and _free_local_header(lines[i])):
+            return 0.9
     return 0.0
 
 
@@ -331,8 +400,20 @@ def detect_swapon(text: str) -> float:
     return 1.0 if re.search(r"^NAME\s+TYPE\s+SIZE\s+USED\s+PRIO", text, re.M) else 0.0
 
 
+_LSCPU_DETECT = {"Architecture", "CPU(s)", "On-line CPU(s) list", "Thread(s) per core", "Core(s) per socket",
+                 "Core(s) per cluster", "Socket(s)", "NUMA node(s)", "Model name", "Vendor ID", "Byte Order",
+                 "CPU op-mode(s)"}
+
+
 def detect_lscpu(text: str) -> float:
     n = len(set(m.group(1) for m in _LSCPU_KEYS.finditer(text)))
+    if n < 3:  # lscpu in another language (lscpu_label): its translated labels
+        found = set()
+        for m in re.finditer(r"^[ \t]*([^\W\d_][^:：\n]{0,60}?)[ \t]*[:：]", text[:4000], re.M):
+            label = lscpu_label(m.group(1))
+            if label in _LSCPU_DETECT:
+                found.add(label)
+        n = max(n, len(found))
     return 0.95 if n >= 3 else 0.5 if n == 2 else 0.0
 
 

@@ -45,7 +45,9 @@ from wizard.common import lazy_re
 # ------------------------------------------------------------------ line prefixes
 
 _MONO = r"\[\s*(?P<mono>\d{1,9}\.\d{1,9})\]"  # seconds since boot: ten digits would be 300 years (an epoch stamp, UCX's)
-_CTIME = r"\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4})\]"
+_CTIME = (r"\[(?P<ts>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d\d:\d\d:\d\d \d{4}"
+          # dmesg -T in another locale (strftime's %a %b): "[一 8月 25 16:20:28 2025]", "[Пн авг 25 ...]"
+          r"|[^\W\d_]{1,9}\.?\s+(?:[^\W\d_]{2,9}\.?|\d{1,2}\s?月)\s+\d{1,2} \d\d:\d\d:\d\d \d{4})\]")
 _ISO = r"(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d+[+-]\d\d:\d\d)"
 _RELMIN = r"\[(?P<ts>[A-Z][a-z]{2} ?\d{1,2}(?: \d{4})? \d{1,2}:\d\d(?::\d\d)?)\]"
 _RELDELTA = r"\[\s*(?P<ts>[+-]\d{1,10}(?:\.\d{1,9})?)\]"
@@ -355,6 +357,9 @@ _STAMP_FORMATS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+_LOCAL_CTIME = lazy_re(r"[^\W\d_]{1,9}\.?\s+(?:[^\W\d_]{2,9}\.?|\d{1,2}\s?月)\s+(\d{1,2}) (\d\d):(\d\d):(\d\d) \d{4}")
+
+
 def record_seconds(rec: LogRecord) -> float | None:
     """Seconds on one clock for the records of one log, for rates: the ``[seconds]`` since boot when the
     line has it, else the wall-clock stamp (``dmesg -T``, iso, syslog, journal short-iso/-full/-unix) as
@@ -367,6 +372,10 @@ def record_seconds(rec: LogRecord) -> float | None:
     st = rec.stamp.strip()
     if re.fullmatch(r"\d{9,11}\.\d+", st):
         return float(st)
+    local = _LOCAL_CTIME.fullmatch(st)
+    if local and not _STAMP_FORMATS[0][0].match(st):  # dmesg -T in another locale: seconds within a month
+        d, hh, mm, ss = (int(x) for x in local.groups())
+        return d * 86400 + hh * 3600 + mm * 60 + ss
     for rx, fmt in _STAMP_FORMATS:
         m = rx.match(st)
         if not m:

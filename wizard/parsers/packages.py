@@ -490,10 +490,12 @@ class ModInfo:
         return bool(self.sig_id or self.signer)
 
 
-_INSERT_ERROR = lazy_re(r"could not insert '?nvidia|Error inserting nvidia\b|could not insert module \S*nvidia|"
-                           r"NVIDIA: failed to load the NVIDIA kernel module|Failed to insert module '?nvidia")
+INSERT_ERROR = lazy_re(r"could not insert '?nvidia|Error inserting nvidia\b|could not insert module \S*nvidia|"
+                           r"NVIDIA: failed to load the NVIDIA kernel module|Failed to insert module '?nvidia|"
+                           r"Process '\S*modprobe nvidia[\w-]*' failed with exit code [1-9]")
 """modprobe / insmod refusing to load the nvidia module (the reason follows the last colon); systemd-modules-load's
-"Failed to insert module 'nvidia_uvm': No such device" at boot too (held-out round 60)."""
+"Failed to insert module 'nvidia_uvm': No such device" at boot too (held-out round 60), and udev's "Process
+'/sbin/modprobe nvidia-uvm' failed with exit code 1" (held-out round 67: the module rule udev ran at boot)."""
 
 
 def parse_modinfo(text: str) -> ModInfo:
@@ -506,7 +508,7 @@ def parse_modinfo(text: str) -> ModInfo:
         if re.search(r"modinfo: ERROR: Module \S+ not found|FATAL: Module \S+ not found", s):
             _set(out, "not_found", s.strip())
             continue
-        if _INSERT_ERROR.search(s):
+        if INSERT_ERROR.search(s):
             if not out.insert_error or "NVIDIA: failed to load" in out.insert_error:
                 _set(out, "insert_error", s.strip())
             continue

