@@ -148,10 +148,10 @@ class FleetScreen(Screen[None]):
         table = self.query_one("#fleet-table", DataTable)
         keep = table.cursor_row
         table.clear(columns=True)
-        table.add_column(_("node"), key="node")
+        table.add_column(_("name"), key="node")  # "node" is a stage's id too (walk 34 #18)
         table.add_column(_("verdict"), key="verdict")
-        for sid in ids:
-            table.add_column(sid, key=sid)
+        for sid in ids:  # keyed apart from the node column: the "Validate the node" stage's id is "node" too
+            table.add_column(sid, key=f"stage:{sid}")
         if not ids:  # no node was judged: the column says why
             table.add_column(_("not judged"), key="why")
         table.add_column(_("time"), key="time")

@@ -1024,6 +1024,11 @@ def error_text(exc: BaseException) -> str:
     return tr(said)
 
 
+def seconds_text(s: float) -> str:
+    """Seconds for a person: one decimal from a second on, two below it ("0.04", never "0.0" for a run that took time)."""
+    return f"{s:.1f}" if s >= 1 else f"{s:.2f}"
+
+
 def text_width() -> int:
     """The terminal's width in columns for wrapped text: ``COLUMNS`` when set, else the terminal's, else 80
     (:func:`shutil.get_terminal_size`; output to a pipe or file is 80 wide), at least :data:`MIN_TEXT_WIDTH`."""
@@ -1212,23 +1217,29 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
         "bringup check on {count} node: {nodeset} (fanout {fanout}, node timeout {timeout} s, {wall} s in all)",
         "bringup check on {count} nodes: {nodeset} (fanout {fanout}, node timeout {timeout} s, {wall} s in all)",
         len(fc.nodes)).format(count=len(fc.nodes), nodeset=fc.nodeset, fanout=fc.fanout,
-                              timeout=f"{fc.node_timeout_s:g}", wall=f"{fc.wall_s:.1f}"), tw, 4)
+                              timeout=f"{fc.node_timeout_s:g}", wall=seconds_text(fc.wall_s)), tw, 4)
+    from rich.cells import cell_len
+
     ids, rows = stage_matrix(fc, steps.STAGES)
     width = max(6, *(len(r["node"]) for r in rows))
-    cols = {sid: max(len(sid), 8) + 1 for sid in ids}
-    print(f"{_ljust(_('node'), width)}  {_ljust(_('verdict'), 8)}" + "".join(f"{sid:<{cols[sid]}}" for sid in ids)
+
+    def cell(r: Mapping[str, Any], sid: str) -> str:
+        return (_(r['cells'][sid].value) if r['cells'][sid] else '-') + ('*' if sid in r['odd'] else '')
+
+    # each stage column as wide as its id or its widest cell, so that nine stages fit 80 columns (walk 34 #18)
+    cols = {sid: max([cell_len(sid)] + [cell_len(cell(r, sid)) for r in rows if not r["reason"]]) + 1 for sid in ids}
+    print(f"{_ljust(_('name'), width)}  {_ljust(_('verdict'), 8)}" + "".join(_ljust(sid, cols[sid]) for sid in ids)
           + _("time"))
     for r in rows:
         # the verdict words and the reason in the reader's language (walk 28 #14: "fail    unreachable: ssh: ..." under
         # Chinese headings); --json keeps them English
         line = f"{r['node']:<{width}}  {_ljust(_(r['verdict'].value), 8)}"
-        if r["reason"]:
-            _print_wrapped(line, _("{kind}: {message}").format(kind=_(r["reason"]), message=r["error"]), tw,
-                           min(len(line), 24))
+        if r["reason"]:  # its time too (walk 33 #11: the time column was empty for an unreachable node)
+            _print_wrapped(line, _("{kind}: {message}").format(kind=_(r["reason"]), message=r["error"])
+                           + f" ({seconds_text(r['seconds'])} s)", tw, min(len(line), 24))
             continue
         else:
-            line += "".join(_ljust((_(r['cells'][sid].value) if r['cells'][sid] else '-') + ('*' if sid in r['odd'] else ''),
-                                   cols[sid]) for sid in ids) + f"{r['seconds']:.1f} s"
+            line += "".join(_ljust(cell(r, sid), cols[sid]) for sid in ids) + f"{seconds_text(r['seconds'])} s"
         print(line)
     if any(r["odd"] for r in rows):
         print(_("(* differs from most nodes)"))

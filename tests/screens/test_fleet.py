@@ -27,8 +27,9 @@ from wizard.fleet import FleetNode
 A10G = DATA / "cases" / "nvidia-smi-q-x__a10g-idle-p8-healthy.xml"
 A100 = DATA / "cases" / "nvidia-smi-q-x__a100-sxm4-80gb-mig-enabled-1-of-4-gpus.xml"
 SIZE = (80, 24)
-STEPS = ("os.release", "health.thermal")
-"""The steps the view checks: one every node passes, and one the odd node's GPU output makes not applicable."""
+STEPS = ("os.release", "health.thermal", "node.nccl_env")
+"""The steps the view checks: one every node passes, one the odd node's GPU output makes not applicable, and one of the
+"Validate the node" stage, whose id ("node") is also the node column's (walk 34 #1: a duplicate column key)."""
 NODES = [FleetNode(f"gpu{i:03d}", f"gpu{i:03d}") for i in range(1, 6)]
 DEAD = ("127.0.0.250", 9)
 """gpu005's address: nothing listens there, so ssh's words are always "Connection refused"."""
@@ -108,14 +109,15 @@ async def test_the_fleet_view_shows_progress_then_the_matrix_and_a_node_s_findin
 
         table = app.screen.query_one("#fleet-table", DataTable)
         assert [r.value for r in table.rows] == [n.name for n in NODES]
-        assert [c.value for c in table.columns] == ["node", "verdict", "os", "health", "time"]
-        health = {n.name: table.get_cell(n.name, "health") for n in NODES[:4]}
+        assert [c.value for c in table.columns] == ["node", "verdict", "stage:os", "stage:health", "stage:node", "time"]
+        assert [str(c.label) for c in table.columns.values()][:3] == ["name", "verdict", "os"]
+        health = {n.name: table.get_cell(n.name, "stage:health") for n in NODES[:4]}
         assert ODD_MARK in str(health["gpu003"]) and "SKIP" in str(health["gpu003"])
         assert [str(sp.style) for sp in health["gpu003"].spans] == ["reverse"]  # highlighted over the whole cell
         assert not health["gpu001"].spans
         for name in ("gpu001", "gpu002", "gpu004"):
             assert str(health[name]) == "+ PASS", name  # basic mode: ASCII glyphs
-        assert str(table.get_cell("gpu005", "os")) == "unreachable"
+        assert str(table.get_cell("gpu005", "stage:os")) == "unreachable"
         assert str(table.get_cell("gpu005", "verdict")) == "x FAIL"
         findings = shown(app, "#fleet-findings-text")
         fc = app.fleet_check
@@ -162,7 +164,7 @@ async def test_a_fleet_no_node_of_which_answers_shows_why_in_the_table(tmp_path,
         assert await wait_until(pilot, lambda: fleet_done(app)), "the fleet check did not end"
         await pilot.pause()
         table = app.screen.query_one("#fleet-table", DataTable)
-        assert [str(c.label) for c in table.columns.values()] == ["node", "verdict", "not judged", "time"]
+        assert [str(c.label) for c in table.columns.values()] == ["name", "verdict", "not judged", "time"]
         assert [str(table.get_cell("gpu005", k)) for k in ("verdict", "why")] == ["x FAIL", "unreachable"]
         await pilot.press("enter")
         await pilot.pause()
