@@ -37,6 +37,7 @@ import functools
 import itertools
 import json
 import math
+import io
 import os
 import sys
 from pathlib import Path
@@ -600,6 +601,50 @@ def lang_flag(argv: list[str]) -> str | None:
     return known.lang if known.lang in LANGUAGES else None
 
 
+class PipeGuard:
+    """Standard output that outlives its reader: once a write or flush meets a closed pipe (``bringup check | head -1``),
+    the rest of the output goes to /dev/null and the command runs on to its own exit status (walk 34 #2: a failing check
+    piped into ``head`` exited 0, so ``set -o pipefail`` scripts read a failing node as healthy). Every other attribute
+    is the wrapped stream's (``isatty``, ``encoding``, ``fileno``)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.broken = False
+
+    def _drop(self) -> None:
+        # the pipe's descriptor itself points at /dev/null from now on, so what the first stream still buffers is
+        # flushed there at exit (Python's advice for EPIPE, "Note on SIGPIPE" in the signal module's documentation),
+        # not reported as an error that would change the exit status
+        self.broken = True
+        try:
+            fd = self._stream.fileno()
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+        except (OSError, ValueError, AttributeError):
+            pass
+        try:
+            self._stream = open(os.devnull, "w", encoding="utf-8")
+        except OSError:  # pragma: no cover - /dev/null missing
+            self._stream = io.StringIO()
+
+    def write(self, s: str) -> int:
+        try:
+            return self._stream.write(s)
+        except BrokenPipeError:
+            self._drop()
+            return len(s)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._drop()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     from wizard import i18n
 
@@ -623,6 +668,20 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_tui(args, lang_notice)
         if lang_notice:
             print(lang_notice, file=sys.stderr)
+        tui_build = opt(args, "tui_build")
+        if tui_build is not None:  # `bringup --build ID status`: the command's own --build, or refused (walk 34 #3)
+            if hasattr(args, "build") and args.build in (None, tui_build):
+                args.build = tui_build
+            else:
+                why_not = (_("`{command} --build` names another build ({other})").format(command=args.command,
+                                                                                      other=args.build)
+                         if hasattr(args, "build") else
+                         _("`{command}` reads the newest build; `report --builds STATE/builds/ID` reports on another")
+                         .format(command=args.command) if args.command == "report" else
+                         _("`{command}` has no --build option").format(command=args.command))
+                print(_("bringup: error: ") + _("--build before the command picks the build the TUI opens: {where}")
+                      .format(where=why_not), file=sys.stderr)
+                return EXIT_ERROR
         given = [n for n in TUI_FLEET_OPTIONS if opt(args, "tui_" + n) is not None]
         if given:
             flag = "--" + given[0].replace("_", "-")
@@ -630,13 +689,14 @@ def main(argv: list[str] | None = None) -> int:
                                          "after the command (bringup {command} {flag} ...)").format(
                 flag=flag, command=args.command), file=sys.stderr)
             return EXIT_ERROR
+        sys.stdout = PipeGuard(sys.stdout)
         return {"check": cmd_check, "status": cmd_status, "capture": cmd_capture, "plan": cmd_plan,
                 "run": cmd_run, "explain": cmd_explain, "ack": cmd_ack,
                 "validate": cmd_validate, "size": cmd_size, "report": cmd_report,
                 "answers": cmd_answers, "auto": cmd_auto}[args.command](args)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:  # `bringup status | head`: the reader left; not an error of ours
+    except BrokenPipeError:  # a write PipeGuard does not see (another stream): the reader left; not an error of ours
         try:
             sys.stdout = open(os.devnull, "w")
         except OSError:

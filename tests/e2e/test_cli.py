@@ -1093,6 +1093,36 @@ def test_status_shows_an_earlier_build_by_its_id(tmp_path):
     assert newest.startswith(f"build {ids[1]}") and earlier.startswith(f"build {ids[0]}"), (newest, earlier)
     bad = run("--state", str(state), "status", "--build", "nope")
     assert bad.returncode == 3 and "no build nope under" in bad.stderr
+    # --build before the command (the TUI's option): the command's own --build, or refused; never the newest build
+    # in silence (walk 34 #3: `bringup --build ID report` wrote the newest build's acceptance report)
+    before = run("--state", str(state), "--build", ids[0], "status").stdout
+    assert before.startswith(f"build {ids[0]}"), before
+    bad = run("--state", str(state), "--build", "nope", "status")
+    assert bad.returncode == 3 and "no build nope under" in bad.stderr
+    for cmd in (["report", "-o", str(tmp_path / "r.md")], ["check"], ["status", "--build", ids[1]]):
+        r = run("--state", str(state), "--build", ids[0], *cmd)
+        assert r.returncode == 3 and "--build before the command picks the build the TUI opens" in r.stderr, cmd
+    assert not (tmp_path / "r.md").exists()
+
+
+def test_a_reader_that_leaves_early_does_not_change_the_exit_status(tmp_path):
+    """Walk 34 #2: `bringup check | head -1` exited 0 where the check fails (2): a closed pipe is not a verdict. The
+    same check's status with its output read to the end and with the reader gone after one line."""
+    state = str(tmp_path / "s")
+    whole = run("--state", state, "explain", str(ROOT / "tests/data/public/"
+                                                 "aer__corrected-dll-timeout-burst-rootport-gpu-unknown-error-nvidia-smi.txt"))
+    assert whole.returncode == 2
+    aer = str(ROOT / "tests/data/public/aer__corrected-dll-timeout-burst-rootport-gpu-unknown-error-nvidia-smi.txt")
+    for args in (["explain", "--json"], ["explain"]):
+        # 60 inputs: more than the 64 KiB a pipe holds, so bringup is still writing when the reader leaves
+        assert len(run("--state", state, *args, *[aer] * 60).stdout) > 65536
+        p = subprocess.Popen(bringup_cmd("--state", state, *args, *[aer] * 60),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_for_cli(), cwd=ROOT)
+        assert p.stdout is not None and p.stderr is not None
+        p.stdout.read(1)
+        p.stdout.close()  # the reader leaves before bringup has written its output
+        err = p.stderr.read().decode()
+        assert p.wait(timeout=120) == 2 and "Exception ignored" not in err and "BrokenPipe" not in err, err
 
 
 def test_validation_result_unit_words_are_in_the_readers_language(capsys):
