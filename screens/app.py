@@ -252,6 +252,8 @@ class BringupApp(App[int]):
         self.checking: set[str] = set()
         self.logs: dict[int, LogBuffer] = {}
         self.watched: set[int] = set()
+        self.actions_starting: set[str] = set()
+        """Steps whose action is being asked for or started (start_action): a second `a` meanwhile does nothing."""
         self.observe_poll_s = observe_poll_s
         self.fleet_request = fleet
         self.start_notice = notice
@@ -527,15 +529,25 @@ class BringupApp(App[int]):
         """Run a step's action through ``Build.run_action`` (the CLI's path too): the engine resolves it,
         refuses what cannot run here, asks through the confirmation dialog, starts it, follows its log (lines
         go to the action screen) and judges it when it ends; the screens show what it stored."""
-        from screens.action import ActionScreen
-        from screens.dialogs import ConfirmAction, ManualDialog, MessageDialog
-
         if self.build is None:
             return
         build = self.build
         step = build.step(step_id)
         if step.action is None:
             return
+        if step_id in self.actions_starting:  # `a` pressed again while its dialog is up: one dialog, one run (walk 34 #4)
+            return
+        self.actions_starting.add(step_id)
+        try:
+            await self._start_action(build, step, step_id)
+        finally:
+            self.actions_starting.discard(step_id)
+
+    async def _start_action(self, build: Any, step: Any, step_id: str) -> None:
+        """:meth:`start_action`'s body, run once at a time per step."""
+        from screens.action import ActionScreen
+        from screens.dialogs import ConfirmAction, ManualDialog, MessageDialog
+
         # with --snapshot the facts are another machine's: show what would run there, run nothing here
         dry = self.dry_run or build.dry_run or bool(self.snapshot)
         buf: list[LogBuffer] = []

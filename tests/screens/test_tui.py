@@ -408,6 +408,24 @@ async def test_action_asks_first_then_streams(state_dir, devvm_host):
             assert st.status is StepStatus.PENDING
 
 
+async def test_a_pressed_twice_asks_once(state_dir, devvm_host):
+    """Walk 34 #4: `a a` queued a second "Run it?" dialog that came back after the first run, built before it. A second
+    `a` while the step's dialog is up does nothing: one Esc closes the only dialog and no run is left to ask for."""
+    app = app_for(state_dir, devvm_host, dry_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.push_screen(StepScreen("os.tools"))
+        await pilot.pause()
+        await pilot.press("a", "a")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmAction))
+        await pilot.pause(0.3)
+        assert sum(isinstance(s, ConfirmAction) for s in app.screen_stack) == 1
+        await pilot.press("escape")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, StepScreen) and not app.actions_starting
+        assert app.build.store.action_runs() == []
+
+
 async def test_dry_run_action_runs_nothing(state_dir, devvm_host):
     app = app_for(state_dir, devvm_host, dry_run=True)
     async with app.run_test(size=SIZE) as pilot:
