@@ -131,6 +131,41 @@ def test_run_that_died_without_status_is_interrupted(build):
     assert "interrupted" in Path(rec.log_path).read_text()
 
 
+def test_a_supervisor_killed_alone_takes_its_command_with_it(build, tmp_path):
+    """Walk 34 #5: `kill -9` of the supervisor alone left its command (torchrun) running while bringup marked the run
+    interrupted and offered to run it again. The command is sent SIGTERM when its supervisor dies (PR_SET_PDEATHSIG),
+    as a cancel would send it."""
+    step = steps.step_by_id(GENERIC)
+    pidfile = tmp_path / "child.pid"
+    code = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)"
+    run = build.start_action(step, Resolved(ops=[py(code)]))
+    deadline = time.monotonic() + 20
+    while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    sup = act.supervisor_pid(run) or run.pid
+    assert sup is not None and sup != child
+    os.kill(sup, signal.SIGKILL)  # the supervisor only, not its process group
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        try:  # reap it if it is ours (a zombie still answers kill 0)
+            os.waitpid(child, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        stat = Path(f"/proc/{child}/stat")
+        if stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"):
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError("the command outlived its supervisor")
+    assert build.reconcile() == [] and build.store.action_run(run.id).state == act.ActionState.INTERRUPTED
+
+
 def test_run_from_an_earlier_boot_is_interrupted(build):
     """A reboot (new boot id) means the recorded pid is someone else's: never re-attach to it."""
     step = steps.step_by_id(GENERIC)

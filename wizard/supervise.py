@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from wizard.fileedit import PID_RESERVE_BYTES, STATUS_RESERVE_BYTES, atomic_write, reserve
 from wizard.store import OPERATOR_UMASK_ENV, operator_umask
@@ -99,6 +99,32 @@ def _announce(lock_fd: int | None) -> None:
         pass  # the lock itself is what says "alive"; the pid is for cancel and display
 
 
+PR_SET_PDEATHSIG = 1
+"""prctl(2)'s option: the signal the calling process gets when its parent dies (Linux)."""
+
+
+def _stop_with_supervisor() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that asks the kernel to send the command SIGTERM when this supervisor dies (prctl(2),
+    PR_SET_PDEATHSIG), as a cancel would send it: a supervisor killed by ``kill -9`` or the OOM killer no longer leaves
+    its command (torchrun, a soak) running while bringup marks the run interrupted and offers to run it again (walk 34
+    #5). None where libc's prctl cannot be reached; the command then runs on as before."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):  # pragma: no cover - not Linux / no libc
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the supervisor died before the request took hold
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
+
+
 def run(spec: dict[str, Any], lock_fd: int | None = None) -> int:
     """Run the spec's operations in order (see the module doc), write the status file; returns 0 when every
     operation succeeded, else 1. ``lock_fd``: the run's lock, kept open until this returns."""
@@ -117,6 +143,7 @@ def run(spec: dict[str, Any], lock_fd: int | None = None) -> int:
     umask = operator_umask(env)  # the commands get the umask bringup was started with: what they make is the system's
     env.pop(OPERATOR_UMASK_ENV, None)
     child: subprocess.Popen[bytes] | None = None
+    stop_with_me = _stop_with_supervisor()
     got_signal: list[int] = []
 
     def forward(signum: int, _frame: Any) -> None:
@@ -147,7 +174,8 @@ def run(spec: dict[str, Any], lock_fd: int | None = None) -> int:
                 _log(log, "$ " + " ".join(argv) + "\n")
                 try:
                     child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                             env=env, cwd=spec.get("cwd") or None, umask=-1 if umask is None else umask)
+                                             env=env, cwd=spec.get("cwd") or None, umask=-1 if umask is None else umask,
+                                             preexec_fn=stop_with_me)
                 except OSError as exc:
                     _log(log, f"# could not start {argv[0]}: {exc.strerror or exc}\n")
                     rc, failed = (127 if isinstance(exc, FileNotFoundError) else 126), i
