@@ -33,6 +33,11 @@ class _LazyPattern:
         return f"lazy_re({self.pattern!r})"
 
 
+CPU_NPROC = 2
+"""Ranks per node of a validation on the CPU (gloo), single- or multi-node: issue 5 "gloo backend, 2-4 processes". A
+hostfile's GPU count is not a CPU run's rank count (walk 34 #6: 8 gloo ranks a node on a 2-CPU VM)."""
+
+
 def lazy_re(pattern: str, flags: int = 0) -> "re.Pattern[str]":
     """``re.compile(pattern, flags)``, compiled when first used: bringup's modules hold about 650 patterns, most of
     which a given run (one ``explain``, one health profile) never uses, and compiling them all at import cost about a

@@ -68,7 +68,7 @@ from wizard.i18n import Msg, SEMICOLON, os_error
 from wizard.hosts import DEFAULT_CONNECT_TIMEOUT_S, LocalHost, SSHHost, probe_env, ssh_error_text, ssh_failed
 from wizard.parsers.hostfile import MAX_GPUS_PER_NODE, NodeSpec, parse_hostfile
 from wizard.rules.multinode import REMEDY_TOO_FEW, REMEDY_UNREACHABLE, too_few_nodes_words
-from wizard.common import lazy_re
+from wizard.common import CPU_NPROC, lazy_re
 
 SCRIPT_NAME = "bringup_validate.py"
 DEFAULT_PORT = 29400
@@ -741,6 +741,8 @@ class Launcher:
     def _nproc(self, n: NodeState) -> int:
         if self.opts.nproc_per_node:
             return self.opts.nproc_per_node
+        if self.opts.device == "cpu":  # gloo ranks: the hostfile's GPU count at most CPU_NPROC (a GPU count is not a CPU's)
+            return min(n.spec.gpus or 1, CPU_NPROC)
         if n.spec.gpus:
             return n.spec.gpus
         if self.opts.device == "cuda":
@@ -1015,7 +1017,9 @@ def remote_plan(specs: Sequence[NodeSpec], opts: Options) -> list[str]:
     endpoint, rdzv = f"HEAD:{opts.port}", "bringup-RUN-all"
 
     def nproc(s: NodeSpec) -> int | str:
-        return opts.nproc_per_node or s.gpus or ("GPUS" if opts.device == "cuda" else 1)
+        if opts.device == "cpu":
+            return opts.nproc_per_node or min(s.gpus or 1, CPU_NPROC)
+        return opts.nproc_per_node or s.gpus or "GPUS"
 
     counts = [nproc(s) for s in specs]
     tail: list[str] = []

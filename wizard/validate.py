@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from wizard.common import fmt_value
+from wizard.common import CPU_NPROC, fmt_value
 from wizard.hosts import ssh_failed_words
 from wizard.i18n import N_, Msg, _, ngettext, tr
 from wizard.actions import ActionContext, Resolved
@@ -37,8 +37,6 @@ SCRIPT_NAME = "bringup_validate.py"
 DEFAULT_SOAK_MINUTES = 10.0
 """Soak length when the plan has no ``soak_minutes`` (issue 5: "N minutes chosen by the operator"; 10 is
 bringup's default, long enough for clocks and temperatures to settle under load (judgement))."""
-CPU_NPROC = 2
-"""Ranks of the node validation on CPU (gloo): issue 5 "gloo backend, 2-4 processes"."""
 NCCL_TESTS_BINARY = "all_reduce_perf"
 NCCL_TESTS_MAX_BYTES = "4G"
 """Largest all_reduce_perf message: 4 GiB (issue 5: sweep 8 B -> >= 4 GiB; the judged size must reach

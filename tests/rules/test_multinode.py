@@ -18,9 +18,9 @@ def _facts(node: str, **over) -> str:
     return f"[{node}] BRINGUP " + json.dumps(d, separators=(",", ":"))
 
 
-def _log(*lines: str, device: str = "cuda") -> str:
+def _log(*lines: str, device: str = "cuda", gpus: int | None = None) -> str:
     hosts = {"v": 1, "event": "hosts", "t": 0.0, "source": "launcher", "device": device, "run_id": "r",
-             "nodes": [{"name": n, "target": n} for n in ("a", "b", "c")]}
+             "nodes": [{"name": n, "target": n, **({"gpus": gpus} if gpus else {})} for n in ("a", "b", "c")]}
     end = {"v": 1, "event": "end", "t": 9.0, "source": "launcher", "rc": 0}
     return "\n".join(["BRINGUP " + json.dumps(hosts), *lines, "BRINGUP " + json.dumps(end)])
 
@@ -63,6 +63,19 @@ def test_consistency_leaves_out_facts_no_node_reported():
     assert [f.verdict for f in fs] == [Verdict.PASS], [(f.verdict, f.message) for f in fs]
     assert "not reported by any node, left out: NVIDIA driver, CUDA (torch build), NCCL, GPU model, VBIOS" in fs[0].message
     assert "PyTorch 2.7.1+cu128" in fs[0].message
+
+
+def test_nodes_that_all_report_fewer_gpus_than_their_hostfile_lines_do_not_match():
+    """Walk 34 #6: both nodes reported 0 GPUs where the hostfile said 8, and "2 nodes match: GPU count 0" passed. The
+    hostfile's GPU column is compared: fewer fail on a GPU run, warn on a CPU run (the software path only)."""
+    cpu = dict(driver=None, torch_cuda=None, nccl=None, gpu_count=0, gpu_models=[], vbios=[], gpu_uuids=[])
+    for device, verdict in (("cpu", Verdict.WARN), ("cuda", Verdict.FAIL)):
+        text = _log(_facts("a", **cpu), _facts("b", **cpu), _facts("c", **cpu), device=device, gpus=8)
+        fs = [f for f in judge_multinode(text, {}) if f.id == "multinode.consistency"]
+        assert [f.verdict for f in fs] == [verdict], [(f.verdict, f.message) for f in fs]
+        assert "a reports 0 GPU(s), its hostfile line 8" in fs[0].message
+    text = _log(_facts("a"), _facts("b"), _facts("c"), gpus=8)  # 8 as said: the nodes match
+    assert [f.verdict for f in judge_multinode(text, {}) if f.id == "multinode.consistency"] == [Verdict.PASS]
 
 
 def test_consistency_names_a_fact_missing_on_some_nodes():

@@ -411,6 +411,7 @@ def _consistency(ml: MultiLog) -> list[Finding]:
                            Msg("the same GPU ({u}) is reported by {nodes_text}: the hostfile lists one machine twice", u=u, nodes_text=_nodes_text(sorted(set(ns)))), _nodes_text(sorted(set(ns))), tuple(_raw(ml.facts[n]) for n in ns[:4]),
                            "Give each machine one hostfile line (different ssh targets that reach the same host count "
                            "its GPUs twice).", SRC_E2))
+    out += _count_vs_hostfile(ml, nodes)
     left_out = f"; not reported by any node, left out: {', '.join(absent)}" if absent else ""
     for n, labels in partial.items():
         others = [m for m in nodes if m != n]
@@ -433,6 +434,33 @@ def _consistency(ml: MultiLog) -> list[Finding]:
                            (Msg('{n_nodes} nodes ({nodes_text}) match: ', n_nodes=len(nodes), nodes_text=_nodes_text(nodes)) + SEMICOLON.join(same) + left_out),
                            f"{len(nodes)} nodes", tuple(_raw(ml.facts[n]) for n in nodes[:4]), "", f"{SRC_E2}; {SRC_VBIOS}"))
     return out
+
+
+def _count_vs_hostfile(ml: MultiLog, nodes: list[str]) -> list[Finding]:
+    """Each node's reported GPU count against the one its hostfile line gives (walk 34 #6: every node reporting 0 GPUs
+    where the hostfile said 8 "matched"): fewer GPUs than the hostfile says fail on a GPU run (a GPU gone, or the
+    driver); on a CPU run, which proves the software path only, they warn (the hostfile or the machine is not what
+    the GPU run will need)."""
+    said = {}
+    for h in (ml.hosts.get("nodes") if ml.hosts is not None else None) or []:
+        if isinstance(h, dict) and isinstance(h.get("gpus"), int) and not isinstance(h.get("gpus"), bool) and h["gpus"] > 0:
+            said[str(h.get("name"))] = h["gpus"]
+    short = []
+    for n in nodes:
+        c = ml.facts[n].get("gpu_count")
+        if n in said and isinstance(c, int) and not isinstance(c, bool) and c < said[n]:
+            short.append((n, c, said[n]))
+    if not short:
+        return []
+    cpu = ml.device == "cpu" or (ml.hosts is not None and ml.hosts.get("device") == "cpu")
+    detail = SEMICOLON.join(Msg("{n} reports {c} GPU(s), its hostfile line {h}", n=n, c=c, h=h) for n, c, h in short)
+    return [Finding("multinode.consistency", Verdict.WARN if cpu else Verdict.FAIL,
+                    Msg("fewer GPUs than the hostfile gives: {detail}", detail=detail)
+                    + (Msg(" (a CPU run: the software path works, but these nodes are not what the hostfile describes)")
+                       if cpu else ""),
+                    _nodes_text([n for n, _c, _h in short]), tuple(_raw(ml.facts[n]) for n, _c, _h in short[:4]),
+                    "Check each node's GPUs (`nvidia-smi -L`, `lspci -d 10de:`) and driver, or correct the hostfile's "
+                    "GPU column.", f"{SRC_E2}; {SRC_HOSTFILE}")]
 
 
 MIN_COMPARED_FIELDS = 3
