@@ -157,3 +157,19 @@ def test_topology_real_outputs_of_this_round():
     assert [f.verdict for f in rows] == [Verdict.PASS] and "no header row" in rows[0].message
     assert all(ev for ev in rows[0].evidence)  # no empty header line as evidence
 
+
+
+def test_one_pair_off_an_nvswitch_fabric_warns_but_a_cube_mesh_does_not():
+    """synthetic_ (walk 34 #7, written by hand): one SYS pair among NV18 ones (an NVSwitch board's fabric) was OK; it
+    warns, naming the pair. A real DGX-1 cube mesh (NV1/NV2, pairs without NVLink by design) does not."""
+    from wizard.explain import explain_text
+
+    m = ("        GPU0    GPU1    GPU2    GPU3    CPU Affinity    NUMA Affinity\n"
+         "GPU0     X      NV18    SYS     NV18    0-55    0\nGPU1    NV18     X      NV18    NV18    0-55    0\n"
+         "GPU2    SYS     NV18     X      NV18    56-111  1\nGPU3    NV18    NV18    NV18     X      56-111  1\n")
+    topo = [f for f in explain_text(m).findings if f.id == "health.topology"]
+    assert [f.verdict.value for f in topo] == ["warn"] and "GPU0-GPU2 SYS go over PCIe" in topo[0].message
+    assert "SYS" not in explain_text(m.replace("SYS ", "NV18")).findings[0].message
+    mesh = [f for f in explain_text(text(PUBLIC / "nvidia-smi-topo__v100x8-nvlink.txt")).findings
+            if f.id == "health.topology"]
+    assert mesh and all("go over PCIe: their NVLink path is down" not in f.message for f in mesh)

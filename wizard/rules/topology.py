@@ -194,6 +194,17 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             findings.append(Finding(fid, Verdict.FAIL, (Msg('{head}: {summary}; on {row} every GPU pair should be NVLink-connected, but ', head=head, summary=summary, row=row['sku']) + SEMICOLON.join((f'{a}-{b} {t}' for a, b, t in non_nv[:8])) + Msg(' go over PCIe')), _pair_subject(non_nv[0][0], non_nv[0][1]), tuple(rows_ev[:20]),
                                     "Check `nvidia-smi nvlink -s` and the fabric manager (`systemctl status "
                                     "nvidia-fabricmanager`) on NVSwitch systems; reset or reboot.", SRC_NVLINK))
+        elif (non_nv and len({n for n in nvs if n is not None}) == 1 and max(n for n in nvs if n is not None) >= 12
+              and len(non_nv) <= max(1, len(mx.gpus) // 2) and len(pairs) - len(non_nv) > len(non_nv)):
+            # every other pair bonds the same 12 or more links, the fabric of an NVSwitch board (NV12 A100, NV18 H100),
+            # and a few pairs go over PCIe (walk 34 #7: one SYS pair among NV18 ones was OK); a cube mesh (NV1/NV2)
+            # or bridged pairs do not look like this
+            top = max(n for n in nvs if n is not None)
+            findings.append(Finding(fid, Verdict.WARN, (Msg('{head}: {summary}; every other pair bonds NV{top}, the fabric of an NVSwitch board, but ', head=head, summary=summary, top=top) + SEMICOLON.join((f'{a}-{b} {t}' for a, b, t in non_nv[:8])) + Msg(' go over PCIe: their NVLink path is down')),
+                                    _pair_subject(non_nv[0][0], non_nv[0][1]), tuple(rows_ev[:20]),
+                                    "Check `nvidia-smi nvlink -s` on those GPUs and the fabric manager (`systemctl "
+                                    "status nvidia-fabricmanager`); reset or reboot, and reseat the GPU/baseboard if the "
+                                    "links stay down.", SRC_NVLINK))
         elif lost and linked:
             # some GPUs bond NVLink, these reach none (held-out round 43: 3 PCIe cards, one bridge): a bridge
             # missing or its links down, or a card left without a bridge partner; its ranks take the PCIe path
