@@ -22,6 +22,17 @@ def test_run_keeps_argv_words_exit_status_and_streams(ssh_cluster):
     assert r.argv[:2] == ["sh", "-c"]  # the argv as asked, not the ssh command line
 
 
+def test_a_command_the_node_lacks_is_said_as_a_local_run_says_it(ssh_cluster):
+    """Walk 34 #8: over ssh a missing ipmitool was "printed nothing readable"; the node's own words (exit status 127,
+    "No such file or directory" / "command not found") are "command not found: X", as on this machine. A command
+    that exits 127 by itself is not taken for a missing one."""
+    h = _host(ssh_cluster)
+    r = asyncio.run(h.run(["bringup-no-such-tool", "sel", "elist"]))
+    assert r.rc == 127 and r.error == "command not found: bringup-no-such-tool", (r.rc, r.error, r.stderr)
+    r = asyncio.run(h.run(["sh", "-c", "echo it failed >&2; exit 127"]))
+    assert r.rc == 127 and r.error == ""
+
+
 def test_run_is_on_the_node_and_uses_c_locale(ssh_cluster):
     h = _host(ssh_cluster, "node2")
     r = asyncio.run(h.run(["sh", "-c", 'echo "$SSH_CONNECTION|$LC_ALL"']))

@@ -333,6 +333,14 @@ def ssh_failed(result: CommandResult) -> bool:
     return result.rc == SSH_FAILED_RC and result.error.startswith("ssh ")
 
 
+def _remote_not_found(command: str, stderr: bytes) -> bool:
+    """Whether a node's shell or ``env`` said ``command`` is not there (exit status 127): "env: 'ipmitool': No such
+    file or directory" (coreutils env), "bash: line 1: ipmitool: command not found", "sh: 1: ipmitool: not found"."""
+    name = re.escape(os.path.basename(command))
+    return bool(re.search(r"(?:^|[\s'`\"])" + name + r"['`\"]?: (?:No such file or directory|(?:command )?not found)",
+                          decode(stderr)))
+
+
 class SSHHost:
     """Another node, reached with the system ``ssh`` (OpenSSH) client.
 
@@ -417,6 +425,10 @@ class SSHHost:
             why = ssh_error_text(err)
             if why or not out:
                 error = Msg(SSH_TO_FAILED, host=self.target, why=why or Msg.plain(NO_SSH_MESSAGE))
+        elif rc == 127 and argv and _remote_not_found(argv[0], err):
+            # the node has no such command: said as a local run says it, so the rules name the tool and how to
+            # install it (walk 34 #8: over ssh a missing ipmitool was "printed nothing readable")
+            error = f"command not found: {argv[0]}"
         return CommandResult(argv, rc, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], time.monotonic() - t0, error)
 
     async def read(self, path: str) -> FileResult:
