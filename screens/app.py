@@ -698,14 +698,13 @@ class BringupApp(App[int]):
 
         def done(changes: dict | None) -> None:
             if changes and self.build is not None and not self.build.observing:
-                from wizard.plan import unknown_gpu_model
+                from wizard.plan import plan_warnings
 
                 recheck = self.build.set_plan(**changes)
                 self.notify(_("plan saved: steps judge against it at their next check (c on a step, or on a stage in the overview)")
                             + recheck_words(recheck),
                             timeout=12 if recheck else 5)
-                said = unknown_gpu_model(changes.get("gpu_model"))
-                if said:
+                for said in plan_warnings(changes):
                     self.notify(tr(said), severity="warning", timeout=12)
                 self.bump()
 

@@ -53,3 +53,19 @@ def test_an_unknown_gpu_model_is_said_once_for_the_cli_and_the_form():
     assert unknown_gpu_model("H100 SXM5") == "" and unknown_gpu_model(None) == "" and unknown_gpu_model("") == ""
     said = unknown_gpu_model("RTX 9999 Ultra")
     assert "'RTX 9999 Ultra' is not a GPU bringup's tables name" in said and "bringup size --gpu ?" in said
+
+
+def test_plan_warnings_name_paths_that_are_not_on_this_machine(tmp_path):
+    """Walk 34 #9: `plan torch_python=/usr/bin/nonexist` was taken without a word (and later read as "python3 is not
+    installed"). The CLI and the F2 form say it from one function; a path that exists, or a Python on PATH, says
+    nothing; the answer is kept either way."""
+    import sys
+
+    from wizard.plan import plan_warnings
+
+    said = plan_warnings({"torch_python": str(tmp_path / "nope" / "python"), "data_path": str(tmp_path),
+                          "hostfile": str(tmp_path / "hosts"), "gpu_model": "H100 SXM5"})
+    assert [s.split(" ")[0] for s in said] == ["torch_python", "hostfile"], said
+    assert "is not on this machine yet" in said[0]
+    assert plan_warnings({"torch_python": sys.executable}) == []
+    assert plan_warnings({"torch_python": "python3"}) == []  # a name on PATH

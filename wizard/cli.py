@@ -1623,11 +1623,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         _print_wrapped("", _("these steps were checked before this change; check them again: {steps} (`bringup check`, or c on "
                              "each step)").format(steps=", ".join(recheck)), text_width(), 2)
     print(_("`bringup plan` lists every answer."))
-    from wizard.plan import unknown_gpu_model
+    from wizard.plan import plan_warnings
 
-    said = unknown_gpu_model(answers.get("gpu_model"))
-    if said:
-        print("bringup: warning: " + tr(said), file=sys.stderr)
+    for said in plan_warnings(answers):
+        print(_("bringup: warning: ") + tr(said), file=sys.stderr)
     return 0
 
 

@@ -13,7 +13,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 SCHEDULERS = ("none", "slurm", "kubernetes")
 VALIDATE_DEVICES = ("auto", "cuda", "cpu")
@@ -187,6 +187,31 @@ def valid_plan(plan: dict[str, Any]) -> dict[str, Any]:
             except ValueError:
                 continue
     return out
+
+
+PATH_KEYS = ("torch_python", "hostfile", "ssh_config", "data_path")
+"""Plan answers that name a file, directory or program on this machine."""
+
+
+def plan_warnings(answers: Mapping[str, Any]) -> list[str]:
+    """What ``bringup plan`` and the F2 form say after saving ``answers`` (the keys just set): a ``gpu_model`` no table
+    names (:func:`unknown_gpu_model`), and a path answer that names nothing on this machine (walk 34 #9:
+    ``torch_python=/usr/bin/nonexist`` was taken without a word, then read as "python3 is not installed"). The answers
+    are kept either way: a path may be made later, or name another node's layout."""
+    import os
+    import shutil
+
+    said = [w for w in [unknown_gpu_model(answers.get("gpu_model"))] if w]
+    for key in PATH_KEYS:
+        v = answers.get(key)
+        if not isinstance(v, str) or not v.strip():
+            continue
+        path = os.path.expanduser(v.strip())
+        there = (shutil.which(path) is not None) if key == "torch_python" and os.sep not in path else os.path.exists(path)
+        if not there:
+            said.append(Msg("{key} {path!r} is not on this machine yet: steps that use it cannot run until it is",
+                            key=key, path=v.strip()))
+    return said
 
 
 def unknown_gpu_model(model: Any) -> str:

@@ -268,3 +268,15 @@ async def test_the_torch_probe_runs_the_plans_torch_python(tmp_path):
     assert f[0].verdict is Verdict.SKIP and f[0].message.startswith(f"{bare} has no torch") and "torch_python" in f[0].remedy
     default = await probes.TORCH_CUDA.collect(host, {})
     assert default.source.startswith("$ python3 -c")
+
+
+def test_a_plan_torch_python_that_is_not_there_is_named_not_python3():
+    """Walk 34 #9: the plan's torch_python=/usr/bin/nonexist was reported as "python3 is not installed here"; the
+    finding names the plan's path and how to correct it. Without the answer, python3 missing is a skip as before."""
+    o = ProbeOutput(name="torch_cuda", source="$ /usr/bin/nonexist -c import torch", rc=127,
+                    error="command not found: /usr/bin/nonexist")
+    (f,) = driver_chain.torch_cuda({"torch_cuda": o}, {"torch_python": "/usr/bin/nonexist"})
+    assert f.verdict is Verdict.UNKNOWN and "torch_python (/usr/bin/nonexist) cannot be run" in f.message
+    assert "bringup plan torch_python=" in f.remedy
+    (g,) = driver_chain.torch_cuda({"torch_cuda": o}, {})
+    assert g.verdict is Verdict.SKIP and "python3 is not installed" in g.message

@@ -716,6 +716,13 @@ def torch_cuda(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if o is None:
         return [missing("driver.torch_cuda", o, "torch's CUDA build", source=SRC_TORCH)]
     if o.rc == 127 or o.error.startswith("command not found"):
+        chosen = str(plan.get("torch_python") or "").strip()
+        if chosen:  # the plan's interpreter is not there (walk 34 #9: a typo read as "python3 is not installed")
+            return [Finding("driver.torch_cuda", Verdict.UNKNOWN,
+                            Msg("the plan's torch_python ({path}) cannot be run here: no such command", path=chosen),
+                            "host", tuple(o.evidence_error()),
+                            Msg("Correct the plan's torch_python (`bringup plan torch_python=/path/to/python` or F2): "
+                                "the Python of the training environment, e.g. its venv's bin/python."), SRC_TORCH)]
         return [Finding("driver.torch_cuda", Verdict.SKIP, "python3 is not installed here: no torch to check", "host",
                         tuple(o.evidence_error()), "Check torch inside the training environment (venv or container).",
                         SRC_TORCH)]
