@@ -1068,3 +1068,18 @@ def test_two_summaries_written_in_one_second_compare_with_the_later_one(tmp_path
     assert rpt.previous_summary(tmp_path) == json.loads(second.read_text())
     os.utime(first, ns=(3, 3_000_000_000))
     assert rpt.previous_summary(tmp_path) == json.loads(first.read_text())
+
+
+def test_two_reports_of_one_build_state_have_one_content_hash(state_dir, tmp_path):
+    """Walk 34 #12: the inventory's source carried the clock ("this machine when the report was made (05:06:01)"), so
+    two reports of an unchanged build, seconds apart, had two content hashes; the hash is over content only."""
+    assert run_cli("--state", str(state_dir), "plan", "gpu_count=1").returncode == 0
+    hashes = []
+    for i in range(2):
+        out = tmp_path / f"{i}.json"
+        assert run_cli("--state", str(state_dir), "report", "--format", "json", "-o", str(out)).returncode in (0, 1, 2)
+        doc = json.loads(out.read_text())
+        assert doc["nodes"][0]["inventory_source"] == "this machine when the report was made"
+        hashes.append(doc["content_hash"])
+        time.sleep(1.1)
+    assert hashes[0] == hashes[1]

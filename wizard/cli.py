@@ -2660,10 +2660,11 @@ def _report_node(b) -> dict:
     here = _machine_id()
     if here and host.get("machine_id") == here:
         from wizard.engine import local_host
-        from wizard.store import utcnow
 
         outputs = asyncio.run(rpt.collect_inventory(local_host(), b.plan()))
-        return rpt.node_from_build(b, outputs, f"this machine when the report was made ({utcnow()})")
+        # no clock inside the hashed content: the report's generated_at says when (walk 34 #12: two reports of one
+        # build state, seconds apart, had two content hashes)
+        return rpt.node_from_build(b, outputs, "this machine when the report was made")
     bundles = sorted(b.info.path.glob("capture-*.tar.gz"))
     if bundles:
         from wizard.capture import BundleError, load_bundle
