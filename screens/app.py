@@ -717,7 +717,22 @@ class BringupApp(App[int]):
             self.push_screen(HelpScreen(type(self.screen)))
 
     async def action_quit(self) -> None:
-        self.exit(0)
+        """Quit; when a form or dialog holds what was typed and not saved, ask first, as Esc does (walk 34 #14: Ctrl+Q
+        in the F2 form dropped edited answers without a word)."""
+        from screens.dialogs import YesNo
+
+        unsaved = [w for s in self.screen_stack for w in [getattr(s, "unsaved", lambda: "")()] if w]
+        if not unsaved or isinstance(self.screen, YesNo):
+            self.exit(0)
+            return
+
+        def answered(drop: bool | None) -> None:
+            if drop:
+                self.exit(0)
+
+        self.push_screen(YesNo(_("Quit and drop what was not saved?"),
+                               _("{what}. Quit anyway? (esc goes back to it)").format(what="; ".join(unsaved))),
+                         answered)
 
     def action_help_quit(self) -> None:
         """Ctrl+C (Textual no longer quits on it): how to leave, in the operator's language, and that leaving loses

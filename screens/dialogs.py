@@ -49,6 +49,10 @@ class EnterSubmits:
         """Enter's word is the word of the button it stands for (KeyFooter asks)."""
         return enter_word(self) if binding.action == "submit" else None
 
+    def unsaved(self) -> str:
+        """What quitting now would drop (the dialog's typed text)."""
+        return typed_in(self)
+
 
 class ConfirmAction(ModalScreen[bool]):
     """Shows what the action does (its whole description), whether it changes the system and needs root, what it
@@ -141,6 +145,13 @@ class ConfirmAction(ModalScreen[bool]):
 
     def action_no(self) -> None:
         self.dismiss(False)
+
+
+def typed_in(screen: Any) -> str:
+    """The text typed into a dialog's fields and not saved ("" when none): what quitting would drop (the app asks
+    before Ctrl+Q does: walk 34 #14)."""
+    words = [w.value.strip() for w in screen.query(Input) if w.value.strip() and not w.disabled]
+    return _("typed and not saved: {typed}").format(typed="; ".join(words)[:80]) if words else ""
 
 
 def close_keeping_typed(screen: ModalScreen, typed: str, closed: object) -> None:
@@ -393,7 +404,12 @@ class ManualDialog(EnterSubmits, ModalScreen[bool]):
         else:
             self.action_close()
 
-    def action_close(self) -> None:
+    def unsaved(self) -> str:
+        """The answer typed and not saved ("" when the field holds the stored answer)."""
+        typed = self._typed()
+        return _("typed and not saved: {typed}").format(typed=typed.strip()[:80]) if typed.strip() else ""
+
+    def _typed(self) -> str:
         typed = ""
         if self.key and not self.readonly:
             build = getattr(self.app, "build", None)
@@ -402,7 +418,10 @@ class ManualDialog(EnterSubmits, ModalScreen[bool]):
             typed = "" if value.strip() == ("" if current is None else str(current)).strip() else value
             if value == getattr(self, "refused", None):  # the dialog refused it (walk 27 #1: esc then asked
                 typed = ""  # "discard?" again and again): nothing worth keeping, so esc closes
-        close_keeping_typed(self, typed, False)
+        return typed
+
+    def action_close(self) -> None:
+        close_keeping_typed(self, self._typed(), False)
 
 
 class YesNo(ModalScreen[bool]):

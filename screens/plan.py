@@ -85,6 +85,11 @@ class PlanDialog(ModalScreen[dict | None]):
         if field is not None:
             self.query_one("#plan-fields", VerticalScroll).scroll_to_widget(field, animate=False)
 
+    def unsaved(self) -> str:
+        """What quitting now would drop (the app asks before Ctrl+Q does: walk 34 #14), "" when nothing."""
+        edited = [] if self.readonly else self.edited()
+        return _("plan answers edited and not saved: {keys}").format(keys=", ".join(edited)) if edited else ""
+
     def edited(self) -> list[str]:
         """The keys whose field differs from the stored answer."""
         return [k for k in PLAN_KEYS
@@ -176,6 +181,7 @@ class PlanDialog(ModalScreen[dict | None]):
                 self.dismiss(None)
 
         self.app.push_screen(YesNo(_("Discard your edits?"), ngettext(
-            "{n} answer was edited and not saved ({keys}). Discard it? (esc keeps editing; ctrl+s saves)",
-            "{n} answers were edited and not saved ({keys}). Discard them? (esc keeps editing; ctrl+s saves)",
+            "{n} answer was edited and not saved ({keys}). Discard it? (esc goes back to the form, where ctrl+s saves)",
+            "{n} answers were edited and not saved ({keys}). Discard them? (esc goes back to the form, where ctrl+s "
+            "saves)",
             len(edited)).format(n=len(edited), keys=", ".join(edited))), answered)

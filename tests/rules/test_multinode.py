@@ -67,13 +67,13 @@ def test_consistency_leaves_out_facts_no_node_reported():
 
 def test_nodes_that_all_report_fewer_gpus_than_their_hostfile_lines_do_not_match():
     """Walk 34 #6: both nodes reported 0 GPUs where the hostfile said 8, and "2 nodes match: GPU count 0" passed. The
-    hostfile's GPU column is compared: fewer fail on a GPU run, warn on a CPU run (the software path only)."""
+    hostfile's GPU column is compared on a GPU run: fewer fail. A CPU run uses no GPU (its step is cpu-only)."""
     cpu = dict(driver=None, torch_cuda=None, nccl=None, gpu_count=0, gpu_models=[], vbios=[], gpu_uuids=[])
-    for device, verdict in (("cpu", Verdict.WARN), ("cuda", Verdict.FAIL)):
+    for device, verdict in (("cpu", Verdict.PASS), ("cuda", Verdict.FAIL)):
         text = _log(_facts("a", **cpu), _facts("b", **cpu), _facts("c", **cpu), device=device, gpus=8)
         fs = [f for f in judge_multinode(text, {}) if f.id == "multinode.consistency"]
         assert [f.verdict for f in fs] == [verdict], [(f.verdict, f.message) for f in fs]
-        assert "a reports 0 GPU(s), its hostfile line 8" in fs[0].message
+    assert "a reports 0 GPU(s), its hostfile line 8" in fs[0].message
     text = _log(_facts("a"), _facts("b"), _facts("c"), gpus=8)  # 8 as said: the nodes match
     assert [f.verdict for f in judge_multinode(text, {}) if f.id == "multinode.consistency"] == [Verdict.PASS]
 

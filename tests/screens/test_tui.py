@@ -682,6 +682,31 @@ async def test_plan_form_validates_and_saves(state_dir, devvm_host):
         assert any("'RTX 9999 Ultra' is not a GPU bringup's tables name" in str(n.message) for n in app._notifications)
 
 
+async def test_ctrl_q_asks_before_dropping_edited_plan_answers(state_dir, devvm_host):
+    """Walk 34 #14: Ctrl+Q in the F2 form quit at once, dropping the edited answer that Esc would have asked about. It
+    asks first (esc goes back to the form, the value still there); with nothing edited it quits at once."""
+    from screens.dialogs import YesNo
+    from screens.plan import PlanDialog
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        await pilot.press("f2")
+        await pilot.pause()
+        await pilot.press("tab", *"4")  # gpu_count
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, YesNo) and "gpu_count" in screen_text(app) and app.is_running
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, PlanDialog) and app.screen.edited() == ["gpu_count"]
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.return_code == 0 or not app.is_running
+
+
 async def test_plan_form_save_with_an_error_below_the_fold_goes_to_it_and_says_so(state_dir, devvm_host):
     """Walk 17: a bad value typed, the focus tabbed far down the form, ctrl+s did nothing visible (the error sat under
     the field, off the screen). Now the first bad field takes the focus, scrolled into view, and a toast names it."""

@@ -439,8 +439,7 @@ def _consistency(ml: MultiLog) -> list[Finding]:
 def _count_vs_hostfile(ml: MultiLog, nodes: list[str]) -> list[Finding]:
     """Each node's reported GPU count against the one its hostfile line gives (walk 34 #6: every node reporting 0 GPUs
     where the hostfile said 8 "matched"): fewer GPUs than the hostfile says fail on a GPU run (a GPU gone, or the
-    driver); on a CPU run, which proves the software path only, they warn (the hostfile or the machine is not what
-    the GPU run will need)."""
+    driver). A CPU run is not judged so: it uses no GPU, and its step is marked cpu-only whatever it finds."""
     said = {}
     for h in (ml.hosts.get("nodes") if ml.hosts is not None else None) or []:
         if isinstance(h, dict) and isinstance(h.get("gpus"), int) and not isinstance(h.get("gpus"), bool) and h["gpus"] > 0:
@@ -450,14 +449,12 @@ def _count_vs_hostfile(ml: MultiLog, nodes: list[str]) -> list[Finding]:
         c = ml.facts[n].get("gpu_count")
         if n in said and isinstance(c, int) and not isinstance(c, bool) and c < said[n]:
             short.append((n, c, said[n]))
-    if not short:
-        return []
     cpu = ml.device == "cpu" or (ml.hosts is not None and ml.hosts.get("device") == "cpu")
+    if not short or cpu:  # a CPU run uses no GPU (its ranks may follow the GPU column); its step is cpu-only anyway
+        return []
     detail = SEMICOLON.join(Msg("{n} reports {c} GPU(s), its hostfile line {h}", n=n, c=c, h=h) for n, c, h in short)
-    return [Finding("multinode.consistency", Verdict.WARN if cpu else Verdict.FAIL,
-                    Msg("fewer GPUs than the hostfile gives: {detail}", detail=detail)
-                    + (Msg(" (a CPU run: the software path works, but these nodes are not what the hostfile describes)")
-                       if cpu else ""),
+    return [Finding("multinode.consistency", Verdict.FAIL,
+                    Msg("fewer GPUs than the hostfile gives: {detail}", detail=detail),
                     _nodes_text([n for n, _c, _h in short]), tuple(_raw(ml.facts[n]) for n, _c, _h in short[:4]),
                     "Check each node's GPUs (`nvidia-smi -L`, `lspci -d 10de:`) and driver, or correct the hostfile's "
                     "GPU column.", f"{SRC_E2}; {SRC_HOSTFILE}")]
