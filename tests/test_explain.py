@@ -316,6 +316,13 @@ def test_a_file_past_the_limit_is_judged_on_its_first_part_and_the_finding_says_
     assert n == judged + 1 and judged <= EXPLAIN_MAX_BYTES and data[judged - 1:judged] == b"\n"  # whole lines judged
     assert xid in data[judged:]  # and the remedy's command gives the rest
     assert not any(f["verdict"] == "fail" for f in _findings(r.stdout))  # the Xid 79 past the limit: not judged
+    # a file of more than two limits: cut into parts, each judged whole (walk 34 #15: `tail -c +N` judged 8 MiB more)
+    big = tmp_path / "big.txt"
+    big.write_bytes(log * (3 * EXPLAIN_MAX_BYTES // len(log) + 1) + xid)
+    r = _explain_child(str(big))
+    (cut,) = [f for f in _findings(r.stdout) if f["id"] == "explain.input_cut"]
+    assert f"split -C 8M {big} part." in cut["remedy"] and "cuts it into 4 parts" in cut["remedy"]
+    assert "bringup explain part.*" in cut["remedy"] and "tail -c" not in cut["remedy"]
 
 
 def test_standard_input_is_read_only_to_the_limit(tmp_path):

@@ -1635,7 +1635,7 @@ def plan_value(v: Any) -> str:
     walk 20)."""
     from wizard.plan import whole
 
-    return json.dumps(whole(v))
+    return json.dumps(whole(v), ensure_ascii=False)  # a Chinese path as typed (walk 34 #16: "/\u6570\u636e")
 
 
 def print_plan(plan: Mapping[str, Any]) -> None:
@@ -2359,6 +2359,12 @@ def input_cut_finding(inp: ExplainInput) -> Any:
              Msg("at most {lines:,} lines", lines=EXPLAIN_MAX_LINES))
     rest = (Msg("convert it to UTF-8 ({command}) and explain the part after line {line:,}",
                 command="`iconv -f UTF-16 -t UTF-8 FILE > out.txt`", line=inp.judged_lines) if inp.utf16 else
+            # a file of more than two limits: cut into parts, every part judged (walk 34 #15: `tail -c +N` judged the
+            # next 8 MiB of a 106 MiB log, and the Xid at its end in none of twelve rounds)
+            Msg("{command} cuts it into {n} parts, then {explain} judges them all",
+                command=f"`split -C {human_bytes(EXPLAIN_MAX_BYTES).replace(' ', '').replace('MiB', 'M')} {inp.name} "
+                        "part.`", n=-(-inp.total_bytes // EXPLAIN_MAX_BYTES), explain="`bringup explain part.*`")
+            if inp.name != "-" and inp.cut == "bytes" and inp.total_bytes > 2 * EXPLAIN_MAX_BYTES else
             Msg("{command} judges what follows", command=f"`tail -c +{inp.judged_bytes + 1} {inp.name} | bringup explain -`")
             if inp.name != "-" and inp.cut == "bytes" else
             Msg("{command} judges what follows", command=f"`tail -n +{inp.judged_lines + 1} FILE | bringup explain -`")
