@@ -460,3 +460,13 @@ def test_a_pasted_fio_reads_its_command_line_its_decimal_block_size_and_one_job_
     (f,) = [f for f in explain_text(body).findings if f.id == "node.storage_read"]
     assert "64 KiB" in f.message and "118 MB/s" in f.message and "direct=1" not in f.message
     assert f.measured is not None and abs(f.measured.value - 0.1175) < 0.002
+
+
+def test_writes_that_take_a_second_at_p99_fail_as_reads_do():
+    """Real (held-out round 69, a degraded NVMe RAID1): 1.06 s at the 99th percentile of write completion is the
+    storage stalling (STALL_NS), a fail as for reads, not the 10 ms warning."""
+    from wizard.explain import explain_text
+
+    r = explain_text((DATA / "public" / "fio__nvme-md-raid1-degraded-seq-write-103mibs-nvme0n1-98util.txt").read_text())
+    w = [f for f in r.findings if f.id == "node.storage_write"]
+    assert [f.verdict for f in w] == [Verdict.FAIL] and "the storage stalls" in w[0].message and "1.06 s" in w[0].message
