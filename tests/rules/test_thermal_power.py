@@ -81,3 +81,23 @@ def test_an_excerpt_without_a_fan_speed_line_says_nothing_about_fans():
 
     e = explain_text(text(PUBLIC / "nvidia-smi-q__grep-identity-h200-device-id-only.txt"), "x")
     assert e.verdict is Verdict.UNKNOWN and not [f for f in e.findings if f.id == "health.gpu_fan_idle"]
+
+
+def test_an_unknown_throttle_reason_active_under_load_warns():
+    """synthetic_ (an older driver's `nvidia-smi -q` section, as held-out round 70's Maxwell paste shows it): "Unknown :
+    Active" is nvmlClocksThrottleReasonUnknown, a slowdown NVML cannot name; it was read as "no reason active"."""
+    from wizard.explain import explain_text
+
+    q = ("==============NVSMI LOG==============\n\nAttached GPUs                       : 1\nGPU 00000000:01:00.0\n"
+         "    Product Name                    : GeForce GTX 980 Ti\n    Performance State               : P2\n"
+         "    Clocks Throttle Reasons\n        Idle                        : Not Active\n"
+         "        Applications Clocks Setting : Not Active\n        SW Power Cap                : Not Active\n"
+         "        HW Slowdown                 : Not Active\n        Unknown                     : Active\n"
+         "    Utilization\n        Gpu                         : 100 %\n        Memory                      : 0 %\n")
+    ev = [f for f in explain_text(q).findings if f.id == "health.clock_events"]
+    assert [f.verdict.value for f in ev] == ["warn"] and "Unknown active under load" in ev[0].message
+    assert "cannot name what holds the clocks down" in ev[0].remedy
+    ok = [f for f in explain_text(q.replace("Unknown                     : Active",
+                                            "Unknown                     : Not Active")).findings
+          if f.id == "health.clock_events"]
+    assert [f.verdict.value for f in ok] == ["pass"]

@@ -367,7 +367,7 @@ _XML_FIELDS["ecc_errors/aggregate/sram_threshold_exceeded"] = "ecc.errors.uncorr
 for _b in ("max", "high", "partial", "low", "none"):
     _XML_FIELDS[f"remapped_rows/row_remapper_histogram/row_remapper_histogram_{_b}"] = f"remapped_rows.histogram.{_b}"
 for _r in ("gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "hw_thermal_slowdown",
-           "hw_power_brake_slowdown", "sync_boost", "sw_thermal_slowdown", "display_clocks_setting"):
+           "hw_power_brake_slowdown", "sync_boost", "sw_thermal_slowdown", "display_clocks_setting", "unknown"):
     _XML_FIELDS[f"clocks_event_reasons/clocks_event_reason_{_r}"] = f"clocks_event_reasons.{_r}"
 
 _TAG_RE = lazy_re(r"<(/?)([A-Za-z_][\w.\-:]*)([^<>]*?)(/?)>")
@@ -706,7 +706,8 @@ for _label, _r in (("idle", "gpu_idle"), ("applications clocks setting", "applic
                    ("hw slowdown/hw power brake slowdown", "hw_power_brake_slowdown"),
                    ("hw thermal slowdown", "hw_thermal_slowdown"), ("hw power brake slowdown", "hw_power_brake_slowdown"),
                    ("sync boost", "sync_boost"), ("sw thermal slowdown", "sw_thermal_slowdown"),
-                   ("display clock setting", "display_clocks_setting")):
+                   ("display clock setting", "display_clocks_setting"),
+                   ("unknown", "unknown")):  # older drivers' "Unknown : Active" (nvmlClocksThrottleReasonUnknown)
     _TEXT_FIELDS[f"clocks event reasons/{_label}"] = f"clocks_event_reasons.{_r}"
 for _label, _r in (("sw power capping", "sw_power_cap"), ("sync boost", "sync_boost"),
                    ("sw thermal slowdown", "sw_thermal_slowdown"), ("hw thermal slowdown", "hw_thermal_slowdown"),
@@ -1178,7 +1179,8 @@ def parse_smi_csv_noheader(text: str) -> SmiDoc:
 
 _NVML_REASONS = (("gpu_idle", 0x1), ("applications_clocks_setting", 0x2), ("sw_power_cap", 0x4),
                  ("hw_slowdown", 0x8), ("sync_boost", 0x10), ("sw_thermal_slowdown", 0x20),
-                 ("hw_thermal_slowdown", 0x40), ("hw_power_brake_slowdown", 0x80), ("display_clocks_setting", 0x100))
+                 ("hw_thermal_slowdown", 0x40), ("hw_power_brake_slowdown", 0x80), ("display_clocks_setting", 0x100),
+                 ("unknown", 0x8000000000000000))
 """nvmlClocksEventReason* bit values (NVML API reference, "Clocks Event Reasons"); the same mask
 ``--query-gpu=clocks_event_reasons.active`` prints."""
 

@@ -188,6 +188,10 @@ def _event_remedy(reason: str) -> str:
                 "baseboard power cabling; involve the server vendor if the brake stays asserted."))
     if reason in ("hw_thermal_slowdown", "sw_thermal_slowdown"):
         return _COOLING
+    if reason == "unknown":
+        return N_("The driver cannot name what holds the clocks down: read the GPU's temperatures and power draw under "
+                  "load (`nvidia-smi -q -d TEMPERATURE,POWER,PERFORMANCE`), the BMC's power and cooling sensors, and "
+                  "`dmesg | grep -e NVRM -e Xid`; a newer driver names more reasons.")
     return ("HW slowdown without a thermal or power-brake sub-reason: check the power supply and cooling in the BMC, "
             "and `dmesg | grep -e NVRM -e Xid`.")
 
