@@ -2363,8 +2363,8 @@ def input_cut_finding(inp: ExplainInput) -> Any:
             # next 8 MiB of a 106 MiB log, and the Xid at its end in none of twelve rounds)
             Msg("{command} cuts it into {n} parts, then {explain} judges them all",
                 command=f"`split -C {human_bytes(EXPLAIN_MAX_BYTES).replace(' ', '').replace('MiB', 'M')} {inp.name} "
-                        "part.`", n=-(-inp.total_bytes // EXPLAIN_MAX_BYTES), explain="`bringup explain part.*`")
-            if inp.name != "-" and inp.cut == "bytes" and inp.total_bytes > 2 * EXPLAIN_MAX_BYTES else
+                        "part.`", n=-(-(inp.total_bytes or 0) // EXPLAIN_MAX_BYTES), explain="`bringup explain part.*`")
+            if inp.name != "-" and inp.cut == "bytes" and (inp.total_bytes or 0) > 2 * EXPLAIN_MAX_BYTES else
             Msg("{command} judges what follows", command=f"`tail -c +{inp.judged_bytes + 1} {inp.name} | bringup explain -`")
             if inp.name != "-" and inp.cut == "bytes" else
             Msg("{command} judges what follows", command=f"`tail -n +{inp.judged_lines + 1} FILE | bringup explain -`")
