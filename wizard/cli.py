@@ -1668,6 +1668,16 @@ def _stopped_following(started: list[Any], sd: Path) -> int:
     return 130
 
 
+def print_run_lines(lines: list[str]) -> None:
+    """An action's log lines as ``bringup run`` follows them: a validation's ``BRINGUP {json}`` events as the TUI shows
+    them (:meth:`wizard.validate.LiveView.readable`; walk 34 #17: the raw protocol lines), every other line as it is.
+    The log file keeps the events."""
+    from wizard.validate import LiveView
+
+    for line in LiveView.readable(lines):
+        print(line, flush=True)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``bringup run STEP``: show the exact commands, ask (unless ``--yes``), run the step's action through
     ``Build.run_action`` (the TUI's path too), print its log as it grows, then its verdict: the step's judge
@@ -1736,8 +1746,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(_("started run {run} (pid {pid}); log: {log}").format(run=run.id, pid=run.pid, log=run.log_path))
 
     def on_lines(lines: list[str]) -> None:
-        for line in lines:
-            print(line, flush=True)
+        print_run_lines(lines)
 
     try:
         try:

@@ -258,6 +258,17 @@ def test_event_lines(line, expect):
     assert event_line(line) == expect
 
 
+def test_bringup_run_follows_a_validation_with_readable_lines(capsys):
+    """Walk 34 #17: `bringup run multinode.allreduce` printed each raw `BRINGUP {json}` event line; it prints what the
+    TUI shows (the log file keeps the events), and other lines as they are."""
+    from wizard.cli import print_run_lines
+
+    print_run_lines(['BRINGUP {"v":1,"event":"progress","rank":0,"node":"n","test":"allreduce","phase":"all-reduce 64 MiB",'
+                     '"done":3,"total":18,"busbw_gb_s":123.45}', "NCCL INFO Using network IB"])
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["[3/18] all-reduce 64 MiB  busbw 123 GB/s", "NCCL INFO Using network IB"]
+
+
 def test_a_validation_on_the_cpu_says_why_and_what_it_proves_before_it_runs():
     """Walk 22: the run dialog of gpu.validate showed `--device cpu` and nothing about why, or that it proves no GPU.
     Every validation resolver on the CPU carries a note (the confirmation shows it, CLI and TUI); on cuda none."""
