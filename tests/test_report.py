@@ -200,6 +200,8 @@ def test_html_stage_rows_and_code_spans(case_bundle, tmp_path):
     md = rpt.render(doc, "md")
     assert "not its version: `ipmitool mc info` shows it" in md
     assert rpt.md_cell("a `x | y` b_c | ` lone") == "a `x \\| y` b\\_c \\| \\` lone"
+    # an "&" that would start an entity is escaped, a plain one is not (walk 34 #19d: "Plan &amp; sizing"), and "<"
+    assert rpt.md_cell("Plan & sizing &amp; <b>") == "Plan & sizing &amp;amp; &lt;b>"
 
 
 # ------------------------------------------------------------------ several nodes

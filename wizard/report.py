@@ -25,6 +25,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import shlex
 from collections import Counter
 from pathlib import Path
@@ -1075,9 +1076,9 @@ def md_cell(text: Any) -> str:
 def _md_text(s: str) -> str:
     for ch in ("\\", "|", "*", "_", "`", "[", "]"):
         s = s.replace(ch, "\\" + ch)
-    # "<" could open raw HTML and "&" an entity; a ">" inside a table cell is plain text ("-> driver", ">= 580"),
-    # kept as it is so the Markdown reads right pasted raw into a ticket
-    return s.replace("&", "&amp;").replace("<", "&lt;")
+    # "<" could open raw HTML and "&" an entity ("&amp;", "&#60;"): only an "&" that would is escaped, so "Plan &
+    # sizing" reads right pasted raw into a ticket (walk 34 #19d); a ">" inside a table cell is plain text ("-> driver")
+    return re.sub(r"&(?=#?\w{1,32};)", "&amp;", s).replace("<", "&lt;")
 
 
 def html_code_spans(text: Any) -> Any:
