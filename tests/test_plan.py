@@ -69,3 +69,14 @@ def test_plan_warnings_name_paths_that_are_not_on_this_machine(tmp_path):
     assert "is not on this machine yet" in said[0]
     assert plan_warnings({"torch_python": sys.executable}) == []
     assert plan_warnings({"torch_python": "python3"}) == []  # a name on PATH
+
+
+def test_a_range_error_gives_whole_numbers_as_such():
+    """Walk 34 #19g: "host_ram_gib must be more than 0 and at most 1.04858e+06"."""
+    import pytest
+
+    from wizard.plan import parse_value
+
+    with pytest.raises(ValueError) as exc:
+        parse_value("host_ram_gib", "-1")
+    assert "at most 1048576 (got '-1')" in str(exc.value) and "e+" not in str(exc.value)

@@ -34,7 +34,8 @@ def _int_range(lo: int, hi: int) -> Callable[[Any], str]:
 def _float_range(lo: float, hi: float) -> Callable[[Any], str]:
     def check(v: float) -> str:
         if not math.isfinite(v) or not (lo < v <= hi):
-            return Msg("must be more than {lo:g} and at most {hi:g}", lo=lo, hi=hi)
+            # whole numbers as such ("1048576", walk 34 #19g: "1.04858e+06"), fractions as short as they read
+            return Msg("must be more than {lo} and at most {hi}", lo=f"{lo:.10g}", hi=f"{hi:.10g}")
         return ""
     return check
 
