@@ -603,3 +603,13 @@ def test_an_answers_files_errors_are_said_in_the_readers_language(tmp_path):
     en_said = en.stdout + en.stderr
     assert 'not the string "stopp"' in en_said and "takes an integer, not the string \"eight\"" in en_said
     assert '[confirm] no step "grounding.esdd" in the catalogue; did you mean grounding.esd or ' in en_said
+
+
+def test_an_ambiguous_gpu_model_in_an_answers_file_warns_as_plan_does(tmp_path, capsys):
+    """Walk 34 #19j: `answers check` called gpu_model = "h100" valid with no word, while `bringup plan` warns that it
+    names several GPUs. Valid still (exit 0), with the same warning."""
+    f = tmp_path / "a.toml"
+    f.write_text('version = 1\n[plan]\ngpu_model = "h100"\n')
+    assert main(["answers", "check", str(f)]) == 0
+    err = capsys.readouterr().err
+    assert "bringup: warning: gpu_model 'h100' names several GPUs: did you mean H100 PCIe / H100 SXM5" in err

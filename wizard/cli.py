@@ -2777,6 +2777,12 @@ def cmd_answers(args: argparse.Namespace) -> int:
             print(_("{file}: invalid ({count} error(s))").format(file=exc.source, count=len(exc.errors)), file=sys.stderr)
             return EXIT_ERROR
         print(_("{file}: valid: {summary}").format(file=args.file, summary=tr(a.summary())))
+        from wizard.plan import plan_warnings
+
+        for said in plan_warnings({k: v for k, v in a.plan.items() if k == "gpu_model"}):
+            # what `bringup plan` says of the same answer (walk 34 #19j: "h100" valid here, ambiguous there); paths
+            # are the target node's, not this machine's, so they are not looked for here
+            print(_("bringup: warning: ") + tr(said), file=sys.stderr)
         return 0
     from wizard.engine import Build
     from wizard.store import list_builds, utcnow
