@@ -229,3 +229,13 @@ def test_the_filesystem_rule_declares_the_shm_finding_it_reports():
     found = os_rules.filesystems(Facts({"df": ProbeOutput("df", "df -B1", text=df)}), {})
     rule = next(r for r in registry.RULES if r.id == "os.filesystem")
     assert "os.shm" in {f.id for f in found} and "os.shm" in rule.reports
+
+
+def test_an_empty_step_id_gets_no_suggestion():
+    """Walk 34 #19m: `check --step ""` answered "did you mean bios.above_4g_decoding or bios.cpu or bios.iommu?"."""
+    from wizard.cli import resolve_step_id
+
+    sid, said = resolve_step_id("")
+    assert sid is None and "did you mean" not in said and "`bringup status` lists the steps" in said
+    sid, said = resolve_step_id("health.xidd")
+    assert sid is None and "did you mean" in said

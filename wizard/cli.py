@@ -2099,7 +2099,7 @@ def resolve_step_id(word: str) -> tuple[str | None, str]:
     sid = step_of(word, step_ids)
     if sid is not None:
         return sid, ""
-    near = did_you_mean(word, known_ids(step_ids))
+    near = did_you_mean(word, known_ids(step_ids)) if word.strip() else []  # nothing typed: nothing is near it
     said = (_("no step or finding id {word}; did you mean {ids}?") if near else
             _("no step or finding id {word}; `bringup status` lists the steps"))
     return None, said.format(word=repr(word), ids=_(" or ").join(near))
