@@ -1085,3 +1085,13 @@ def test_two_reports_of_one_build_state_have_one_content_hash(state_dir, tmp_pat
         hashes.append(doc["content_hash"])
         time.sleep(1.1)
     assert hashes[0] == hashes[1]
+
+
+def test_the_markdown_passed_table_lists_a_finding_two_steps_gave_once():
+    """Walk 34 #19e: multinode.nodes, judged from one log by two steps' runs, was listed twice in the Markdown table of
+    passed findings; the JSON keeps both (each with its step)."""
+    a = {"verdict": "pass", "id": "multinode.nodes", "subject": "2 nodes", "message": "all 2 nodes reachable",
+         "step": "multinode.consistency"}
+    b = dict(a, step="multinode.transport")
+    c = dict(a, subject="3 nodes")
+    assert rpt.distinct_rows([a, b, c]) == [a, c]
