@@ -42,7 +42,7 @@ import os
 import sys
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, NoReturn
+from typing import Any, Callable, Mapping
 
 from wizard import __version__
 from wizard.i18n import (Msg, LANGUAGES, N_, _, current_language, names_listed, ngettext, os_error, spaced, tr, tr_source,
@@ -245,11 +245,6 @@ class _Parser(argparse.ArgumentParser):
     catalogue's steps in ``run --help`` does not import the catalogue for every other command."""
 
     lazy_epilog: Callable[[], str] | None = None
-
-    def error(self, message: str) -> NoReturn:
-        """argparse's usage error (exit status 2), its ``error:`` prefix in the reader's language."""
-        self.print_usage(sys.stderr)
-        self.exit(2, _("{prog}: error: {message}").format(prog=self.prog, message=message) + "\n")
 
     def format_help(self) -> str:
         if self.lazy_epilog is not None:
