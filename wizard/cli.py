@@ -1766,6 +1766,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             elif prep.refusal_kind == "root":  # say so before asking, with how to keep this build
                 print(_("bringup: error: ") + _("this action needs root: {command}").format(
                     command=f"sudo {sys.argv[0] or 'bringup'} --state {sd} run {step.id}"), file=sys.stderr)
+            elif prep.refusal_kind == "observing" and prep.dry_run:
+                # a dry run only shows what would run: shown, not recorded (walk 33 #14: the commands, then an error)
+                _print_wrapped("", _("dry run: nothing was run; not recorded in the build: {why}").format(
+                    why=held_refusal(b)), width, 4)
+                return 0
             else:
                 print(_("bringup: error: ") + (held_refusal(b) if prep.refusal_kind == "observing" else tr(prep.refusal)),
                       file=sys.stderr)

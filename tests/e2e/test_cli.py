@@ -577,6 +577,17 @@ def test_run_is_refused_before_its_commands_while_another_bringup_holds_the_buil
     assert f"another bringup (pid {os.getpid()}) holds this build: run the step's action from its window" in r.stderr
 
 
+def test_a_dry_run_while_another_bringup_holds_the_build_shows_and_is_not_an_error(tmp_path):
+    """Walk 33 #14: `--dry-run run os.tools` listed the commands, then failed with "another bringup holds this build":
+    a dry run only shows; it is not recorded (said, with the holder), and exits 0."""
+    r, build_dir = run_while_held(tmp_path, "--dry-run", "run", "os.tools")
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    said = " ".join(r.stdout.split())  # wrapped to the terminal
+    assert "$ " in r.stdout and "dry run: nothing was run; not recorded in the build" in said
+    assert f"another bringup (pid {os.getpid()}) holds this build" in said and "error" not in r.stderr
+    assert not list((build_dir / "actions").glob("*.log")) if (build_dir / "actions").exists() else True
+
+
 def test_validate_is_refused_in_runs_words_while_another_bringup_holds_the_build(tmp_path):
     """Walk 23 #2: validate said "cannot run it here: another bringup holds this build: actions are disabled in this
     window" (half English in zh); it says what `run` says, with the holder's pid, translated."""
