@@ -1435,8 +1435,10 @@ def cmd_status(args: argparse.Namespace) -> int:
             for st in stages:
                 n_a_stage = all(s["id"] in states and states[s["id"]].not_applicable for s in st["steps"])
                 left = sum(1 for s in st["steps"] if not (s["id"] in states and states[s["id"]].status.done))
+                # every stage with steps left says how many, begun or not (walk 19; walk 33 #12: some stages had a
+                # count and others none)
                 under_way = spaced(_("({left} of {n} steps left)").format(left=left, n=len(st["steps"]))) if (
-                    0 < left < len(st["steps"])) else ""  # a stage under way, whatever its worst step (walk 19)
+                    left > 0 and not n_a_stage) else ""
                 skipped = sum(1 for s in st["steps"] if s["id"] in states and states[s["id"]].status.value == "skipped"
                               and not states[s["id"]].not_applicable)  # walk 27 #5: "[ OK ]" over a person's skip
                 by_person = spaced(ngettext("({n} step skipped by a person)", "({n} steps skipped by a person)",
