@@ -667,3 +667,12 @@ def test_ifconfig_pasted_after_another_output_is_its_own_part():
     r = explain_text(text(PUBLIC / "ibdev2netdev__pod-ib-vf-down.txt"), "x")
     assert r.verdict is Verdict.FAIL and len(r.parts) == 2
     assert [f.id for f in r.findings].count("explain.unrecognised_part") == 1
+
+
+def test_an_nvidia_smi_banner_cut_before_its_gpu_rows_is_named():
+    """Walk 33 #15: nvidia-smi's banner alone (a console paste cut early) got the generic "not recognised": it is named
+    as the start of an nvidia-smi table, still unknown (no GPU to judge), with what to paste."""
+    r = explain_text("Tue Dec  2 10:00:00 2025\n+----------------------+\n| NVIDIA-SMI 580.65.06 |\n")
+    (f,) = r.findings
+    assert f.verdict.value == "unknown" and "start of an nvidia-smi table" in f.message and "nvidia-smi" in f.remedy
+    assert "start of an nvidia-smi" not in explain_text("hello world\nnothing here\n").findings[0].message

@@ -473,6 +473,11 @@ COMMON_COMMANDS = ("nvidia-smi -q -x", "nvidia-smi", "dmesg", "journalctl -k", "
 know lists every kind; a remedy listing every kind buried the hint in 45 lines)."""
 
 
+_SMI_HEAD = lazy_re(r"\|\s*NVIDIA-SMI \d+\.\d+")
+"""nvidia-smi's banner cell ("| NVIDIA-SMI 580.65.06   Driver Version: ..."): a table that was cut before a GPU row is
+still recognisable by it."""
+
+
 def _unknown(body: str) -> Finding:
     if not body.strip():  # walk 20: an empty file read as "not recognised" (a failed paste or redirect)
         return Finding("explain.unknown_input", Verdict.UNKNOWN,
@@ -480,6 +485,12 @@ def _unknown(body: str) -> Finding:
                        Msg("the input is only white space ({n} bytes): nothing to judge", n=len(body.encode())),
                        "input", (), "Check the paste or the redirect that made the file (`cmd > file 2>&1`), then "
                        "give it again.", "")
+    if _SMI_HEAD.search(body) and "|" in body:  # walk 33 #15: nvidia-smi's banner cut before its first GPU row
+        return Finding("explain.unknown_input", Verdict.UNKNOWN,
+                       Msg("this looks like the start of an nvidia-smi table, cut before its first GPU row: no GPU in "
+                           "it to judge"), "input", tuple(body.splitlines()[:5]),
+                       Msg("Paste the whole `nvidia-smi` output (every GPU row down to the Processes table), or "
+                           "`nvidia-smi -q` for every field."), "")
     return Finding("explain.unknown_input", Verdict.UNKNOWN, "bringup does not recognise this input", "input",
                    tuple(body.splitlines()[:5]),
                    Msg("Give bringup the raw output of a command it reads, e.g. {common}; it reads {n} kinds: "
