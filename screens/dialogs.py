@@ -205,9 +205,6 @@ class SkipDialog(EnterSubmits, ModalScreen[str | None]):
             return
         self.dismiss(reason)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self._submit()
-
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "ok":
             self._submit()
@@ -388,9 +385,6 @@ class ManualDialog(EnterSubmits, ModalScreen[bool]):
             bump()
         self.dismiss(True)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.save()
-
     def _submit(self) -> None:
         if self.key and not self.readonly:
             self.save()
@@ -498,9 +492,6 @@ class ConfirmStep(EnterSubmits, ModalScreen[str | None]):
             return
         self.dismiss(note)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self._submit()
-
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "ok":
             self._submit()
@@ -573,9 +564,6 @@ class AckDialog(EnterSubmits, ModalScreen[tuple[str, str] | None]):
             self.query_one("#ack-reason", Input).focus()
             return
         super().action_submit()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self._submit()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "ok":
