@@ -33,6 +33,15 @@ def test_launcher_with_bad_hostfile_exits_3_with_a_judged_error(tmp_path):
     fs = judge_multinode(r.stdout, {})
     assert [(f.id, f.verdict) for f in fs] == [("multinode.nodes", Verdict.FAIL)]
     assert "line 2" in fs[0].message and fs[0].remedy
+    from wizard import i18n
+
+    i18n.set_language("zh_CN")
+    try:
+        msg, remedy = i18n.tr(fs[0].message), i18n.tr(fs[0].remedy)
+    finally:
+        i18n.set_language("en")
+    assert msg.startswith(f"hostfile {hf}：") and "line 2" not in msg, msg  # the problem itself in Chinese too
+    assert remedy.startswith("修改所列的行"), remedy
 
 
 def test_torchrun_argv_uses_c10d_rendezvous():

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Sequence, TextIO
 
-from wizard.i18n import Msg, SEMICOLON, os_error
+from wizard.i18n import Msg, N_, SEMICOLON, os_error
 from wizard.hosts import DEFAULT_CONNECT_TIMEOUT_S, LocalHost, SSHHost, probe_env, ssh_error_text, ssh_failed
 from wizard.parsers.hostfile import MAX_GPUS_PER_NODE, NodeSpec, parse_hostfile
 from wizard.rules.multinode import REMEDY_TOO_FEW, REMEDY_UNREACHABLE, too_few_nodes_words
@@ -102,10 +102,10 @@ RDZV_CONNECT_RE = lazy_re(r"RendezvousConnectionError|The connection to the C10d
                              r"DistStoreError|TCPStore.*(timed out|Connection refused)")
 PY_MISSING_RE = lazy_re(r"(No such file or directory|command not found|not found)")
 
-REMEDY_TORCH = ("Install PyTorch on {name} in the Python the hostfile names (python=... on its line; now {python}), "
+REMEDY_TORCH = N_("Install PyTorch on {name} in the Python the hostfile names (python=... on its line; now {python}), "
                 "the same version as on the other nodes, e.g. `{python} -m pip install torch==<version>`; or point "
                 "python= at a virtual environment that has it.")
-REMEDY_PYTHON = ("Set python=/path/to/python (an interpreter with PyTorch) on {name}'s hostfile line, or install "
+REMEDY_PYTHON = N_("Set python=/path/to/python (an interpreter with PyTorch) on {name}'s hostfile line, or install "
                  "python3 there; {python} was not found.")
 
 WATCHER = r'''
@@ -359,8 +359,15 @@ class Out:
         self.stream.flush()
 
     def error(self, kind: str, node: str | None, message: str, remedy: str, /, **fields: Any) -> None:
-        extra = {"node": node} if node else {}
-        self.event("error", test="multinode", kind=kind, message=message, remedy=remedy, **extra, **fields)
+        """An ``error`` event. ``message`` and ``remedy`` are stored as English text; where they are :class:`Msg`
+        their template and arguments go beside them (``message_msg``/``remedy_msg``, :meth:`Msg.to_json`), so a
+        screen in another language shows them translated (:func:`wizard.rules.multinode.said`)."""
+        extra: dict[str, Any] = {"node": node} if node else {}
+        for key, text in (("message", message), ("remedy", remedy)):
+            if isinstance(text, Msg):
+                extra[key + "_msg"] = text.to_json()
+        self.event("error", test="multinode", kind=kind, message=str.__str__(message), remedy=str.__str__(remedy),
+                   **extra, **fields)
 
 
 @dataclass
@@ -533,8 +540,9 @@ class Launcher:
         try:
             self.script_bytes = Path(o.script).read_bytes()
         except OSError as exc:
-            self.out.error("launch", None, f"cannot read the validation script {o.script}: {exc.strerror or exc}",
-                           "Reinstall bringup (the script ships in assets/scripts/).")
+            self.out.error("launch", None, Msg("cannot read the validation script {script}: {why}", script=o.script,
+                                               why=os_error(exc)),
+                           Msg("Reinstall bringup (the script ships in assets/scripts/)."))
             self.out.event("end", rc=3, duration_s=round(time.monotonic() - t0, 3))
             return 3
         rc = 0
@@ -552,8 +560,8 @@ class Launcher:
                 pass
             elif len(ready) < 2:
                 names, why = [n.name for n in ready], [[n.name, n.excluded] for n in left]
-                self.out.error("too_few_nodes", None, str(too_few_nodes_words(names, [(a, b) for a, b in why])),
-                               REMEDY_TOO_FEW, ready=names, left=why)  # the fields: said again translated
+                self.out.error("too_few_nodes", None, too_few_nodes_words(names, [(a, b) for a, b in why]),
+                               Msg.plain(REMEDY_TOO_FEW), ready=names, left=why)  # the fields: said again translated
             else:
                 await self._addresses(ready)
                 if o.all_nodes:
@@ -567,8 +575,8 @@ class Launcher:
             await self._stop_all()
         except Exception as exc:  # noqa: BLE001 - a launcher bug: say so in the log, stop what runs
             rc = 1
-            self.out.error("launch", None, f"the multi-node launcher failed: {exc!r}",
-                           "This is a bug in bringup: report it with this log.")
+            self.out.error("launch", None, Msg("the multi-node launcher failed: {exc}", exc=repr(exc)),
+                           Msg("This is a bug in bringup: report it with this log."))
             await self._stop_all()
         finally:
             if not o.keep:  # stopped too: its remote runs were told to stop; no per-run directory is left behind
@@ -598,15 +606,16 @@ class Launcher:
         if ssh_failed(r):
             n.excluded = "unreachable"
             self.out.error("unreachable", n.name, f"{n.name} ({n.spec.target}) unreachable: {r.error}",
-                           REMEDY_UNREACHABLE.format(target=n.spec.target), target=n.spec.target, error=r.error)
+                           Msg(REMEDY_UNREACHABLE, target=n.spec.target), target=n.spec.target, error=r.error)
         elif not r.ok or not made or not made[0].startswith(template.rstrip("X")):
             n.excluded = "copy failed"
-            why = ((r.error or ssh_error_text(r.stderr) or f"exit status {r.rc}") if not r.ok
-                   else f"mktemp -d printed no directory under {self.opts.workdir} ({r.text.strip()[-200:]!r})")
-            self.out.error("copy_failed", n.name, f"could not copy the validation script to {n.name}:"
-                           f"{self.opts.workdir}: {why}",
-                           f"Check that {self.opts.workdir} on {n.name} is writable and not full (df -h), or pass "
-                           "--workdir with a writable directory.")
+            why = ((r.error or ssh_error_text(r.stderr) or Msg("exit status {rc}", rc=r.rc)) if not r.ok
+                   else Msg("mktemp -d printed no directory under {workdir} ({printed})", workdir=self.opts.workdir,
+                            printed=repr(r.text.strip()[-200:])))
+            self.out.error("copy_failed", n.name, Msg("could not copy the validation script to {name}:{workdir}: {why}",
+                                                      name=n.name, workdir=self.opts.workdir, why=why),
+                           Msg("Check that {workdir} on {name} is writable and not full (df -h), or pass --workdir "
+                               "with a writable directory.", workdir=self.opts.workdir, name=n.name))
         else:
             n.dir = made[0]
 
@@ -624,7 +633,7 @@ class Launcher:
         if ssh_failed(r):
             n.excluded = "unreachable"
             self.out.error("unreachable", n.name, f"{n.name} ({n.spec.target}) unreachable: {r.error}",
-                           REMEDY_UNREACHABLE.format(target=n.spec.target), target=n.spec.target, error=r.error)
+                           Msg(REMEDY_UNREACHABLE, target=n.spec.target), target=n.spec.target, error=r.error)
             return
         self._classify_facts(n, r.text.splitlines(), lines, r.rc, r.error)
         self._facts_done += 1
@@ -650,21 +659,24 @@ class Launcher:
             if facts:
                 n.facts = facts[-1]
             why = (torch_err[0].get("message") or torch_err[0].get("torch_error")) if torch_err else ""
-            self.out.error("torch_missing", n.name, f"PyTorch is missing on {n.name} in {n.python}"
-                           + (f": {why}" if why else ""), REMEDY_TORCH.format(name=n.name, python=n.python))
+            self.out.error("torch_missing", n.name, Msg("PyTorch is missing on {name} in {python}", name=n.name,
+                                                        python=n.python) + (f": {why}" if why else ""),
+                           Msg(REMEDY_TORCH, name=n.name, python=n.python))
         elif facts:
             n.facts = facts[-1]
         elif rc == 127 or (rc not in (0, None) and any(PY_MISSING_RE.search(ln) and n.python in ln for ln in lines)):
             n.excluded = "python missing"
-            self.out.error("python_missing", n.name, f"{n.python} was not found on {n.name}: "
-                           f"{_error_line(lines) or f'exit status {rc}'}",
-                           REMEDY_PYTHON.format(name=n.name, python=n.python))
+            self.out.error("python_missing", n.name, Msg("{python} was not found on {name}: {why}", python=n.python,
+                                                         name=n.name,
+                                                         why=_error_line(lines) or Msg("exit status {rc}", rc=rc)),
+                           Msg(REMEDY_PYTHON, name=n.name, python=n.python))
         else:
             n.excluded = "no facts"
-            why = error or _error_line(lines) or f"exit status {rc} and no facts event"
-            self.out.error("facts_failed", n.name, f"the validation script's facts failed on {n.name}: {why}",
-                           "Run it by hand to see the whole error: "
-                           f"ssh {n.spec.target} {n.python} {n.script} facts")
+            why = error or _error_line(lines) or Msg("exit status {rc} and no facts event", rc=rc)
+            self.out.error("facts_failed", n.name, Msg("the validation script's facts failed on {name}: {why}",
+                                                       name=n.name, why=why),
+                           Msg("Run it by hand to see the whole error: {command}",
+                               command=f"ssh {n.spec.target} {n.python} {n.script} facts"))
 
     # -- inside a Slurm allocation: sbcast for the copy, srun for facts and the job
 
@@ -718,12 +730,13 @@ class Launcher:
         names = [n.name for n in self.nodes]
         r = await LocalHost().run(sbcast_argv(o.script, self.nodes[0].script), timeout_s=120)
         if not r.ok:
-            why = r.error or r.stderr.decode("utf-8", "replace").strip()[-300:] or f"exit status {r.rc}"
+            why = r.error or r.stderr.decode("utf-8", "replace").strip()[-300:] or Msg("exit status {rc}", rc=r.rc)
             for n in self.nodes:
                 n.excluded = "copy failed"
-            self.out.error("copy_failed", None, f"sbcast could not copy the validation script to the allocation's "
-                           f"nodes: {why}", "Check the Slurm allocation (squeue -j $SLURM_JOB_ID) and that "
-                           f"{o.workdir} is writable on the nodes, or pass --workdir.")
+            self.out.error("copy_failed", None, Msg("sbcast could not copy the validation script to the allocation's "
+                                                    "nodes: {why}", why=why),
+                           Msg("Check the Slurm allocation (squeue -j $SLURM_JOB_ID) and that {workdir} is writable on "
+                               "the nodes, or pass --workdir.", workdir=o.workdir))
             return
         py = self.nodes[0].python
         argv = ["srun", f"--nodes={len(targets)}", f"--ntasks={len(targets)}", "--ntasks-per-node=1",
@@ -872,46 +885,56 @@ class Launcher:
         for name, oc in outcomes.items():
             n = by[name]
             if oc.timed_out:
-                started = f"{oc.started_ranks} rank(s) had started" if oc.started_ranks else "no rank had started"
-                self.out.error("hang", name, f"{name}'s torchrun was still running after the {timeout_s:g} s run "
-                               f"timeout in group {group} ({started}); stopped",
-                               "Look at this node's last lines in the log (the rank that stopped printing is the "
-                               "one that hangs); check its health (Xid/ECC, network link, stray processes) and "
-                               "that every node reaches the rendezvous address; rerun with --pairwise to isolate it.",
-                               group=group, started_ranks=oc.started_ranks)
+                started = (Msg("{n} rank(s) had started", n=oc.started_ranks) if oc.started_ranks
+                           else Msg("no rank had started"))
+                self.out.error("hang", name, Msg("{name}'s torchrun was still running after the {timeout_s:g} s run "
+                                                 "timeout in group {group} ({started}); stopped", name=name,
+                                                 timeout_s=timeout_s, group=group, started=started),
+                               Msg("Look at this node's last lines in the log (the rank that stopped printing is the "
+                                   "one that hangs); check its health (Xid/ECC, network link, stray processes) and "
+                                   "that every node reaches the rendezvous address; rerun with --pairwise to isolate "
+                                   "it."), group=group, started_ranks=oc.started_ranks)
             elif oc.stopped:
                 if rdzv_first:
-                    self.out.error("hang", name, f"{name} never completed the rendezvous in group {group}: "
-                                   f"{first} gave up waiting (RendezvousTimeoutError) while {name} was still running; "
-                                   "stopped", "Check that this node's torchrun starts (its lines in the log), that "
-                                   "its clock and Python/torch match the others, and that it reaches the rendezvous "
-                                   "address and port; rerun with --pairwise.", group=group, culprit=True)
+                    self.out.error("hang", name, Msg("{name} never completed the rendezvous in group {group}: {first} "
+                                                     "gave up waiting (RendezvousTimeoutError) while {name} was still "
+                                                     "running; stopped", name=name, group=group, first=first),
+                                   Msg("Check that this node's torchrun starts (its lines in the log), that its clock "
+                                       "and Python/torch match the others, and that it reaches the rendezvous address "
+                                       "and port; rerun with --pairwise."), group=group, culprit=True)
                 else:
-                    self.out.error("stopped", name, f"{name} was stopped {self.opts.fail_grace_s:g} s after {first} "
-                                   f"failed in group {group}", f"Fix {first} first (its error is above).",
+                    self.out.error("stopped", name, Msg("{name} was stopped {grace_s:g} s after {first} failed in group "
+                                                        "{group}", name=name, grace_s=self.opts.fail_grace_s,
+                                                        first=first, group=group),
+                                   Msg("Fix {first} first (its error is above).", first=first),
                                    group=group, culprit=False, after=first)
             elif oc.rc not in (0, None):
                 line = _error_line(oc.tail)
                 if oc.torch_missing:
-                    self.out.error("torch_missing", name, f"PyTorch is missing on {name} in {n.python} ({line})",
-                                   REMEDY_TORCH.format(name=name, python=n.python), group=group)
+                    self.out.error("torch_missing", name, Msg("PyTorch is missing on {name} in {python} ({line})",
+                                                              name=name, python=n.python, line=line),
+                                   Msg(REMEDY_TORCH, name=name, python=n.python), group=group)
                 elif oc.rdzv_timeout and not oc.started_ranks:
                     others = [k for k, v in outcomes.items() if k != name and (v.stopped or v.timed_out)]
-                    self.out.error("rendezvous", name, f"{name}'s torchrun gave up waiting for the other nodes "
-                                   f"(RendezvousTimeoutError after {self.opts.rdzv_timeout_s:g} s) in group {group}"
-                                   + (f"; still not joined: {', '.join(others)}" if others else ""),
-                                   "The nodes named as not joined are the cause: check that their torchrun starts and "
-                                   "reaches the rendezvous endpoint.", group=group, culprit=False)
+                    self.out.error("rendezvous", name, Msg("{name}'s torchrun gave up waiting for the other nodes "
+                                                           "(RendezvousTimeoutError after {rdzv_s:g} s) in group {group}",
+                                                           name=name, rdzv_s=self.opts.rdzv_timeout_s, group=group)
+                                   + (Msg("; still not joined: {others}", others=", ".join(others)) if others else ""),
+                                   Msg("The nodes named as not joined are the cause: check that their torchrun starts "
+                                       "and reaches the rendezvous endpoint."), group=group, culprit=False)
                 elif oc.rdzv_connect and not oc.started_ranks:
-                    self.out.error("rendezvous", name, f"{name} could not reach the rendezvous store at "
-                                   f"{endpoint} in group {group}: {line}",
-                                   f"Make the head's address reachable from {name} (addr= on the head's hostfile "
-                                   "line; firewall open for the rendezvous port, --port).", group=group, culprit=True)
+                    self.out.error("rendezvous", name, Msg("{name} could not reach the rendezvous store at {endpoint} in "
+                                                           "group {group}: {line}", name=name, endpoint=endpoint,
+                                                           group=group, line=line),
+                                   Msg("Make the head's address reachable from {name} (addr= on the head's hostfile "
+                                       "line; firewall open for the rendezvous port, --port).", name=name),
+                                   group=group, culprit=True)
                 else:
-                    self.out.error("node_failed", name, f"{name}'s torchrun failed in group {group} (exit status "
-                                   f"{oc.rc}): {line or 'no error line'}",
-                                   "Read this node's lines above the error in the log: the first exception names the "
-                                   "cause (a rank's collective timeout names its peer).", group=group,
+                    self.out.error("node_failed", name, Msg("{name}'s torchrun failed in group {group} (exit status "
+                                                            "{rc}): {line}", name=name, group=group, rc=oc.rc,
+                                                            line=line or Msg("no error line")),
+                                   Msg("Read this node's lines above the error in the log: the first exception names "
+                                       "the cause (a rank's collective timeout names its peer)."), group=group,
                                    culprit=name == first, rc=oc.rc)
 
     async def _srun_group(self, group: str, members: list[NodeState], endpoint: str, rdzv_id: str,
@@ -927,13 +950,15 @@ class Launcher:
         for name, lines in per.items():
             outcomes[name].tail.extend(lines[-40:])
         if rc == 124:
-            self.out.error("hang", None, f"srun of group {group} was still running after the {o.timeout_s:g} s run "
-                           "timeout; stopped", "Read each node's last lines in the log; rerun with --pairwise.",
-                           group=group)
+            self.out.error("hang", None, Msg("srun of group {group} was still running after the {timeout_s:g} s run "
+                                             "timeout; stopped", group=group, timeout_s=o.timeout_s),
+                           Msg("Read each node's last lines in the log; rerun with --pairwise."), group=group)
         elif rc not in (0, None):
-            self.out.error("node_failed", None, f"srun of group {group} failed (exit status {rc}): "
-                           f"{_error_line(ln for ls in per.values() for ln in ls) or 'no error line'}",
-                           "Read the nodes' lines above: the first exception names the cause.", group=group, rc=rc)
+            self.out.error("node_failed", None, Msg("srun of group {group} failed (exit status {rc}): {line}",
+                                                    group=group, rc=rc,
+                                                    line=_error_line(ln for ls in per.values() for ln in ls)
+                                                    or Msg("no error line")),
+                           Msg("Read the nodes' lines above: the first exception names the cause."), group=group, rc=rc)
         self.out.event("group", group=group, state="end", nodes=names, rc={k: rc for k in names},
                        timed_out=[k for k, v in outcomes.items() if v.timed_out], stopped=[],
                        duration_s=round(time.monotonic() - t0, 3), **extra)
@@ -958,16 +983,17 @@ class Launcher:
             return
         if o.device != "cuda":
             if o.nccl_tests == "yes":
-                self.out.error("nccl_tests_missing", None, "nccl-tests need GPUs: not run with --device cpu",
-                               "Run with --device cuda on GPU nodes.")
+                self.out.error("nccl_tests_missing", None, Msg("nccl-tests need GPUs: not run with --device cpu"),
+                               Msg("Run with --device cuda on GPU nodes."))
             return
         ok, missing = nccl_tests_present()
         if not ok:
             if o.nccl_tests == "yes":
-                self.out.error("nccl_tests_missing", None, f"{missing} not found on this machine: nccl-tests' "
-                               "all_reduce_perf under mpirun was not run",
-                               "Build nccl-tests with MPI=1 (github.com/NVIDIA/nccl-tests) and put all_reduce_perf "
-                               "and mpirun on PATH on every node.")
+                self.out.error("nccl_tests_missing", None, Msg("{missing} not found on this machine: nccl-tests' "
+                                                               "all_reduce_perf under mpirun was not run",
+                                                               missing=missing),
+                               Msg("Build nccl-tests with MPI=1 (github.com/NVIDIA/nccl-tests) and put all_reduce_perf "
+                                   "and mpirun on PATH on every node."))
             return
         argv = mpirun_allreduce_argv([(n.spec.target, self._nproc(n)) for n in ready], {"NCCL_DEBUG": "INFO", **o.env},
                                      ssh_config=o.ssh_config)
@@ -1168,10 +1194,10 @@ def main(argv: list[str] | None = None) -> int:
         opts = options_from_args(args)
         specs = read_hostfile(args.hostfile) if args.hostfile else slurm_nodes()
     except HostfileError as exc:
-        where = "" if exc.source == "Slurm allocation" else f"hostfile {exc.source}: "
-        out.error("hostfile", None, where + "; ".join(exc.problems),
-                  "Fix the lines named (format: 'name ssh_target gpus [python=/path addr=IP]' or 'host slots=N'; "
-                  "# starts a comment), then rerun.", problems=exc.problems)
+        where = "" if exc.source == "Slurm allocation" else Msg("hostfile {source}: ", source=exc.source)
+        out.error("hostfile", None, where + SEMICOLON.join(exc.problems),
+                  Msg("Fix the lines named (format: 'name ssh_target gpus [python=/path addr=IP]' or 'host slots=N'; "
+                      "# starts a comment), then rerun."), problems=exc.problems)
         sys.stderr.write(f"bringup multinode: {exc}\n")
         return 3
     except ValueError as exc:

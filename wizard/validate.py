@@ -393,6 +393,10 @@ def error_words(e: Any) -> str:
         from wizard.rules.multinode import too_few_nodes_message
 
         message = tr(too_few_nodes_message(e))
+    elif e.get("message_msg") is not None:  # the launcher's own sentence, with its template (walk 34 #11)
+        from wizard.rules.multinode import said
+
+        message = tr(said(e, "message")).strip()
     english = ERROR_KINDS.get(kind, kind)
     word = _(english) if kind in ERROR_KINDS else kind
     if not kind or english.lower() in message.lower() or word in message:

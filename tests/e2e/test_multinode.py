@@ -180,6 +180,22 @@ def test_torch_missing_on_a_node_is_named_with_the_remedy(with_bad_nodes):
     assert f.verdict is Verdict.FAIL and f"PyTorch is missing on n3 in {bare}" in f.message
     assert "No module named 'torch'" in f.message
     assert bare in f.remedy and "pip install torch" in f.remedy
+    # walk 34 #11: the launcher's own sentences, stored in English, read in Chinese on a Chinese screen (finding and
+    # the action log's line); the node name, the path and Python's own error as they are
+    from wizard import i18n
+    from wizard.validate import event_line
+
+    (ev,) = [e for e in r.events("error") if e.get("kind") == "torch_missing"]
+    assert ev["message"] == str(f.message) and ev["message_msg"]["parts"][0][0] == "PyTorch is missing on {name} in {python}"
+    line = next(ln for ln in r.out.splitlines() if '"torch_missing"' in ln and "BRINGUP" in ln)
+    i18n.set_language("zh_CN")
+    try:
+        msg, remedy, shown = i18n.tr(f.message), i18n.tr(f.remedy), event_line(line)
+    finally:
+        i18n.set_language("en")
+    assert msg.startswith(f"n3 上的 {bare} 中没有 PyTorch") and "No module named 'torch'" in msg, msg
+    assert remedy.startswith("在 n3 上、hostfile 指定的 Python") and "pip install torch" in remedy, remedy
+    assert shown is not None and f"n3 上的 {bare} 中没有 PyTorch" in shown and "is missing" not in shown, shown
     # its facts still arrived (the script runs without torch) and are kept out of the comparison
     assert "n3" in read_log(r.out).facts
     cons = r.by_id("multinode.consistency")
@@ -246,6 +262,14 @@ def test_node_that_never_joins_the_rendezvous_is_named(ssh_cluster, node_python,
     ar = r.by_id("multinode.allreduce")
     assert [f.verdict for f in ar] == [Verdict.FAIL] and ar[0].subject == "n2"
     assert "n2 never completed the rendezvous" in ar[0].message
+    from wizard import i18n
+
+    i18n.set_language("zh_CN")
+    try:
+        zh = i18n.tr(ar[0].message)
+    finally:
+        i18n.set_language("en")
+    assert "n2 在组 all 中始终没有完成 rendezvous" in zh and "never completed" not in zh, zh
     assert not procs_with(f"sleep {marker}"), "the stuck node's process was left running"
 
 

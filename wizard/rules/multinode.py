@@ -293,6 +293,16 @@ def too_few_nodes_words(ready: list[str], left: list[tuple[str, str]]) -> str:
     return msg
 
 
+def said(e: Any, key: str, default: str = "") -> str:
+    """A launcher event's ``message`` or ``remedy`` (``key``): a :class:`Msg` again where the event carries its template
+    and arguments beside the English (``<key>_msg``, written by :meth:`wizard.multinode.Out.error`) and they give the
+    same English; else the English as stored (a log from an older bringup), or ``default`` where there is none."""
+    english = str(e.get(key) or "")
+    if not english:
+        return default
+    return Msg.from_json(english, e.get(key + "_msg"))
+
+
 def too_few_nodes_message(e: Any) -> str:
     """A ``too_few_nodes`` error event's message: rebuilt as a :class:`Msg` from its ``ready`` and ``left`` fields
     where it carries them (and they give the same English), else the stored English."""
@@ -313,15 +323,15 @@ def _nodes(ml: MultiLog) -> list[Finding]:
         kind = str(e.get("kind") or "")
         if kind == "hostfile":
             probs = [str(p) for p in e.get("problems") or []] or [str(e.get("message") or "")]
-            out.append(Finding("multinode.nodes", Verdict.FAIL, str(e.get("message") or "bad hostfile"), "hostfile",
-                               tuple(probs[:20]), str(e.get("remedy") or "Fix the hostfile."), SRC_HOSTFILE))
+            out.append(Finding("multinode.nodes", Verdict.FAIL, said(e, "message", Msg("bad hostfile")), "hostfile",
+                               tuple(probs[:20]), said(e, "remedy", Msg("Fix the hostfile.")), SRC_HOSTFILE))
             continue
         if kind not in problem_kinds:
             continue
         node = str(e.get("node") or "nodes")
         named.add(node)
         src = SRC_SSH if kind == "unreachable" else SRC_RUN
-        msg, remedy = str(e.get("message") or f"{node}: {kind}"), str(e.get("remedy") or "")
+        msg, remedy = said(e, "message", f"{node}: {kind}"), said(e, "remedy")
         if kind == "unreachable" and e.get("target") and e.get("error") is not None:  # said again, translatable
             msg = Msg("{node} ({target}) unreachable: {error}", node=node, target=str(e.get("target")),
                       error=ssh_failed_words(str(e.get("error"))))
@@ -545,7 +555,8 @@ def _group_problems(g: Group) -> tuple[list[str], list[str], list[str]]:
             explained.update(named)
             explained.add(e.prefix)  # the reporter's own failure follows from the missing ranks
         elif kind == "collective_timeout" and e.get("ranks") == [e.get("rank")]:
-            what.append(f"{e.prefix}: rank {e.get('rank')} {_short(str(e.get('message') or ''))}")
+            what.append(Msg("{node}: rank {rank} {message}", node=e.prefix, rank=str(e.get('rank')),
+                            message=_short(str(e.get('message') or ''))))
             if e.prefix not in culprits:
                 culprits.append(e.prefix)
             explained.add(e.prefix)
@@ -566,7 +577,7 @@ def _group_problems(g: Group) -> tuple[list[str], list[str], list[str]]:
             continue
         if kind in ("node_failed", "rendezvous") and (node in explained or script_cause):
             continue  # a consequence: the script already said which rank/node failed first
-        what.append(str(e.get("message")))
+        what.append(said(e, "message", "None"))
         if node not in culprits:
             culprits.append(node)
     rcs = g.rcs()
@@ -675,7 +686,7 @@ def _allreduce(ml: MultiLog, plan: Mapping[str, Any]) -> list[Finding]:
         if few:
             out.append(Finding("multinode.allreduce", Verdict.FAIL,
                                Msg("multi-node all-reduce not run: {get}", get=too_few_nodes_message(few[0])), "nodes",
-                               (few[0].raw,), Msg.plain(str(few[0].get("remedy") or "Fix the nodes named, then rerun.")),
+                               (few[0].raw,), said(few[0], "remedy", Msg("Fix the nodes named, then rerun.")),
                                SRC_E4))
         elif not any(x.is_pair for x in ml.groups) and ml.hosts is not None:
             out.append(Finding("multinode.allreduce", Verdict.UNKNOWN, "no multi-node job in the log (the run ended "
@@ -796,8 +807,8 @@ def judge_multinode(text: str, plan: Mapping[str, Any]) -> list[Finding]:
     if ml.hosts is None and not ml.node_lines:
         errs = ml.launcher_errors()
         if errs:
-            return _nodes(ml) or [Finding("multinode.nodes", Verdict.FAIL, str(errs[0].get("message")), "nodes",
-                                          (errs[0].raw,), str(errs[0].get("remedy") or ""), SRC_RUN)]
+            return _nodes(ml) or [Finding("multinode.nodes", Verdict.FAIL, said(errs[0], "message", "None"), "nodes",
+                                          (errs[0].raw,), said(errs[0], "remedy"), SRC_RUN)]
         return [Finding("multinode.allreduce", Verdict.UNKNOWN, "not a multi-node validation log (no launcher events "
                         "and no [node] lines)", "nodes", tuple(text.splitlines()[:5]),
                         "Run the multi-node validation (python -m wizard.multinode, or the multinode step).", SRC_RUN)]
