@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, ROOT, bringup_cmd, env_for_cli
-from wizard.fleet import FleetError, _FleetHost, _read_batch, nodes_from_hostfile, nodes_from_spec
+from wizard.fleet import FleetError, _FleetHost, _read_batch, _run_answers, nodes_from_hostfile, nodes_from_spec
 from wizard.hosts import CommandResult, SSHHost
 from wizard.model import Verdict
 from wizard.rules.fleet import FLEET_IDS, Value, fold, judge_fleet
@@ -299,6 +299,65 @@ def test_batched_reads_and_globs_give_what_sshhost_gives(fleet, tmp_path):
     assert b"Name:" in (batched[6].data or b"")
     assert plain[7:] == batched[7:] and batched[8] == []
     assert str(d / "sp ace") in batched[7]
+
+
+class _Counting(SSHHost):
+    """A real SSHHost that counts its ssh sessions, and can refuse the batch script as a node without coreutils
+    ``timeout`` does (its exit status 98)."""
+
+    def __init__(self, *a, refuse_batch: bool = False, **kw):
+        super().__init__(*a, **kw)
+        self.sessions, self.refuse_batch = 0, refuse_batch
+
+    async def run(self, argv, timeout_s=20.0, stdin=None):
+        self.sessions += 1
+        if self.refuse_batch and argv[:2] == ["sh", "-c"] and "command -v timeout" in argv[2]:
+            return CommandResult(argv, 98, b"", b"")
+        return await super().run(argv, timeout_s, stdin)
+
+
+COMMANDS = [(["echo", "hi there"], 20.0), (["sh", "-c", "echo oops >&2; exit 3"], 20.0),
+            (["no-such-tool-xyz", "--version"], 20.0), (["printf", "a\\000b\\377\\n"], 20.0),
+            (["sh", "-c", "echo started; sleep 30"], 1.0), (["cat", "/proc/self/status"], 20.0),
+            (["sh", "-c", "printf '%s' \"$LC_ALL\""], 20.0)]
+
+
+@pytest.mark.parametrize("refuse", [False, True], ids=["batched", "node-without-timeout"])
+def test_commands_asked_together_run_in_one_session_and_give_what_sshhost_gives(fleet, refuse):
+    """A check asks for about thirty commands at once; each its own ssh session was most of a node's time (and one ssh
+    client a command here): they run together in one session, with the same exit status, output and error words as
+    SSHHost gives (a missing tool is "command not found", a command past its limit "timed out", binary output exact);
+    a node that cannot run the batch script gets each command in its own session, with the same results."""
+    async def both():
+        plain = SSHHost("gpu001", ssh_config=str(fleet.ssh_config))
+        inner = _Counting("gpu001", ssh_config=str(fleet.ssh_config), refuse_batch=refuse)
+        batched = _FleetHost(inner, 8)
+        a = await asyncio.gather(*(plain.run(c, t) for c, t in COMMANDS))
+        b = await asyncio.gather(*(batched.run(c, t) for c, t in COMMANDS))
+        return a, b, inner.sessions
+
+    plain, batched, sessions = asyncio.run(both())
+    assert sessions == (1 + len(COMMANDS) if refuse else 1)
+    for x, y in zip(plain, batched):
+        assert (x.argv, x.rc, x.error) == (y.argv, y.rc, y.error)
+        if x.argv[0] != "cat" and x.rc != 124:  # /proc/self/status is the reading process's own; a run cut by its
+            assert (x.stdout, x.stderr) == (y.stdout, y.stderr), x.argv  # limit keeps what arrived (below)
+    hi, oops, missing, binary, slow, status, env = batched
+    assert hi.ok and hi.stdout == b"hi there\n" and oops.rc == 3 and oops.stderr == b"oops\n"
+    assert missing.rc == 127 and missing.error == "command not found: no-such-tool-xyz"
+    assert binary.stdout == b"a\0b\xff\n"
+    assert slow.rc == 124 and slow.error == "timed out after 1 s (on gpu001 over ssh)"
+    assert slow.stdout == (b"" if refuse else b"started\n")  # a batch keeps what it printed before its limit
+    assert b"Name:" in status.stdout and env.stdout == b"C"
+
+
+def test_a_command_batch_that_cannot_be_read_is_refused_whole():
+    ok = CommandResult([], 0, b"C 0 aGk= \nC 127  bm8=\n")
+    assert _run_answers(ok, 2) == [(0, b"hi", b""), (127, b"", b"no")]
+    assert _run_answers(ok, 3) is None  # one line too few
+    assert _run_answers(CommandResult([], 0, b"C 0 !!! \n"), 1) is None  # not base64
+    assert _run_answers(CommandResult([], 0, b"C x aGk= \n"), 1) is None  # not an exit status
+    assert _run_answers(CommandResult([], 0, b"R 0 aGk= ok\n"), 1) is None
 
 
 def test_a_batch_that_cannot_be_read_is_refused_whole():

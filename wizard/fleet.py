@@ -24,7 +24,8 @@ from typing import Any, Awaitable, Callable, Mapping, Sequence
 from wizard.facts import facts_of
 from wizard.i18n import N_, Msg
 from wizard.hosts import (
-    DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, MAX_OUTPUT_BYTES, CommandResult, FileResult, SSHHost, ssh_failed,
+    DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, MAX_OUTPUT_BYTES, CommandResult, FileResult, SSHHost, remote_result,
+    ssh_failed,
 )
 from wizard.model import Finding, Step, Verdict, overall, worst
 from wizard.rules import fleet as fleet_rules
@@ -112,6 +113,26 @@ included)."""
 BATCH_MAX_OPS = 256
 """Most file reads and globs in one batch (one ssh session)."""
 
+_RUN_SH = (
+    'command -v timeout >/dev/null 2>&1 && command -v base64 >/dev/null 2>&1 || exit 98; '
+    'd=$(mktemp -d 2>/dev/null) || exit 97; trap \'rm -rf "$d"\' EXIT; trap \'exit 143\' HUP INT TERM PIPE; n=0; '
+    'while [ "$#" -ge 2 ]; do '
+    '(timeout -k 2 "$1" sh -c "$2" </dev/null >"$d/$n.o" 2>"$d/$n.e"; echo $? >"$d/$n.r") & '
+    'shift 2; n=$((n+1)); done; wait; i=0; '
+    'while [ "$i" -lt "$n" ]; do printf "C %s " "$(cat "$d/$i.r" 2>/dev/null)"; '
+    f'head -c {MAX_OUTPUT_BYTES} "$d/$i.o" | base64 -w 0; printf " "; '
+    f'head -c {MAX_OUTPUT_BYTES} "$d/$i.e" | base64 -w 0; printf "\\n"; i=$((i+1)); done')
+"""Remote script of one batch of commands: each (timeout in seconds, command line) pair runs at once in the background
+under coreutils ``timeout`` (``-k 2``: SIGKILL 2 s after the SIGTERM it sends at the limit), its output in a private
+temporary directory; when all have ended, one line each in order: ``C <exit status> <base64 of stdout> <base64 of
+stderr>``. Exit status 98 (no ``timeout`` or ``base64`` there) or 97 (no ``mktemp -d``): the batch is redone one command
+a session."""
+RUN_BATCH_MAX = 64
+"""Most commands in one batch (they run at once on the node)."""
+RUN_BATCH_GRACE_S = 10.0
+"""Seconds a batch's ssh session may take beyond its slowest command's limit (``timeout -k 2``, the framing, the
+login) before bringup stops waiting for it."""
+
 
 class _FleetHost:
     """A node's :class:`SSHHost` as the fleet uses it: at most ``limit`` ssh sessions at once, and the file reads and
@@ -127,10 +148,74 @@ class _FleetHost:
         self.name = inner.name
         self._sem = asyncio.Semaphore(max(1, limit))
         self._pending: list[tuple[str, str, asyncio.Future[Any]]] = []
+        self._commands: list[tuple[list[str], float, asyncio.Future[CommandResult]]] = []
 
     async def run(self, argv: list[str], timeout_s: float = DEFAULT_TIMEOUT_S) -> CommandResult:
-        async with self._sem:
+        """``argv`` on the node, as :meth:`SSHHost.run` gives it; the commands asked for in the same event-loop turn
+        run together in one ssh session (:data:`_RUN_SH`): a check runs about thirty commands, a session each was
+        most of a node's time (and of this machine's CPU, one ``ssh`` client a command)."""
+        argv = [str(a) for a in argv]
+        if not argv:
             return await self.inner.run(argv, timeout_s)
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[CommandResult] = loop.create_future()
+        if not self._commands:
+            loop.call_soon(self._flush_commands)
+        self._commands.append((argv, float(timeout_s), fut))
+        return await fut
+
+    def _flush_commands(self) -> None:
+        pending, self._commands = self._commands, []
+        for i in range(0, len(pending), RUN_BATCH_MAX):
+            task = asyncio.ensure_future(self._run_batch(pending[i:i + RUN_BATCH_MAX]))
+            task.add_done_callback(_consume)
+
+    async def _run_one(self, argv: list[str], timeout_s: float, fut: "asyncio.Future[CommandResult]") -> None:
+        async with self._sem:
+            r = await self.inner.run(argv, timeout_s)
+        if not fut.done():
+            fut.set_result(r)
+
+    async def _run_batch(self, cmds: list[tuple[list[str], float, "asyncio.Future[CommandResult]"]]) -> None:
+        live = [c for c in cmds if not c[2].done()]
+        if len(live) == 1:  # alone: its own session, exactly as SSHHost runs it
+            await self._run_one(*live[0])
+            return
+        if not live:
+            return
+        t0 = time.monotonic()
+        try:
+            limit = max(t for _, t, _ in live)
+            args = [x for argv, t, _ in live
+                    for x in (f"{t:.3f}", self.inner.remote_command(argv, {"LC_ALL": "C", "LANG": "C"}))]
+            async with self._sem:
+                r = await self.inner.run(["sh", "-c", _RUN_SH, "sh", *args], limit + RUN_BATCH_GRACE_S)
+            dt = time.monotonic() - t0
+            answers = _run_answers(r, len(live)) if r.rc == 0 and not r.error else None
+            if answers is None and r.error and r.rc != 127:  # the session timed out or ssh failed: each command did
+                for argv, _, fut in live:
+                    if not fut.done():
+                        fut.set_result(CommandResult(argv, r.rc, duration_s=dt, error=r.error))
+                return
+            if answers is None:  # not readable as a batch (no timeout/base64/mktemp there): one command a session
+                await asyncio.gather(*(self._run_one(*c) for c in live))
+                return
+            for (argv, t, fut), (rc, out, err) in zip(live, answers):
+                if fut.done():
+                    continue
+                if rc == 124:
+                    fut.set_result(CommandResult(argv, 124, out, err, dt,
+                                                 error=f"timed out after {t:g} s (on {self.name} over ssh)"))
+                else:
+                    fut.set_result(remote_result(argv, rc, out, err, dt))
+        except BaseException as exc:  # cancelled (node timeout) or a bug: every waiter hears it
+            for _, _, fut in live:
+                if not fut.done():
+                    if isinstance(exc, asyncio.CancelledError):
+                        fut.cancel()
+                    else:
+                        fut.set_exception(exc)
+            raise
 
     async def builtin(self, name: str) -> CommandResult:
         return await self.inner.builtin(name)
@@ -225,6 +310,31 @@ def _read_batch(r: CommandResult, kinds: list[str]) -> list[tuple[bytes, bytes |
                 out.append((b"", base64.b64decode(parts[3], validate=True)))
             else:
                 return None
+    except (binascii.Error, ValueError):
+        return None
+    return out
+
+
+def _run_answers(r: CommandResult, n: int) -> list[tuple[int | None, bytes, bytes]] | None:
+    """The ``n`` answers of a batch of commands (exit status, stdout, stderr), or ``None`` when its output is not one
+    well-formed line per command."""
+    import base64
+    import binascii
+
+    lines = r.stdout.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if len(lines) != n:
+        return None
+    out: list[tuple[int | None, bytes, bytes]] = []
+    try:
+        for line in lines:
+            parts = line.split(b" ")
+            if len(parts) != 4 or parts[0] != b"C":
+                return None
+            rc = int(parts[1]) if parts[1] else None
+            out.append((rc, base64.b64decode(parts[2], validate=True)[:MAX_OUTPUT_BYTES],
+                        base64.b64decode(parts[3], validate=True)[:MAX_OUTPUT_BYTES]))
     except (binascii.Error, ValueError):
         return None
     return out

@@ -333,6 +333,15 @@ def ssh_failed(result: CommandResult) -> bool:
     return result.rc == SSH_FAILED_RC and result.error.startswith("ssh ")
 
 
+def remote_result(argv: list[str], rc: int | None, out: bytes, err: bytes, duration_s: float) -> CommandResult:
+    """A command's result on a node, from its exit status and output (cut at :data:`MAX_OUTPUT_BYTES`): a command the
+    node lacks (127 with the shell's or env's words) gets ``error`` "command not found: X", as a local run says it, so
+    the rules name the tool and how to install it (walk 34 #8: over ssh a missing ipmitool was "printed nothing
+    readable"). Used by :meth:`SSHHost.run` and by the fleet's batches of commands (:mod:`wizard.fleet`)."""
+    error = f"command not found: {argv[0]}" if rc == 127 and argv and _remote_not_found(argv[0], err) else ""
+    return CommandResult(argv, rc, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], duration_s, error)
+
+
 def _remote_not_found(command: str, stderr: bytes) -> bool:
     """Whether a node's shell or ``env`` said ``command`` is not there (exit status 127): "env: 'ipmitool': No such
     file or directory" (coreutils env), "bash: line 1: ipmitool: command not found", "sh: 1: ipmitool: not found"."""
@@ -420,16 +429,12 @@ class SSHHost:
             return CommandResult(argv, 124, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], time.monotonic() - t0,
                                  error=f"timed out after {timeout_s:g} s (on {self.name} over ssh)")
         rc = proc.returncode
-        error = ""
         if rc == SSH_FAILED_RC:
             why = ssh_error_text(err)
             if why or not out:
-                error = Msg(SSH_TO_FAILED, host=self.target, why=why or Msg.plain(NO_SSH_MESSAGE))
-        elif rc == 127 and argv and _remote_not_found(argv[0], err):
-            # the node has no such command: said as a local run says it, so the rules name the tool and how to
-            # install it (walk 34 #8: over ssh a missing ipmitool was "printed nothing readable")
-            error = f"command not found: {argv[0]}"
-        return CommandResult(argv, rc, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], time.monotonic() - t0, error)
+                return CommandResult(argv, rc, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], time.monotonic() - t0,
+                                     Msg(SSH_TO_FAILED, host=self.target, why=why or Msg.plain(NO_SSH_MESSAGE)))
+        return remote_result(argv, rc, out, err, time.monotonic() - t0)
 
     async def read(self, path: str) -> FileResult:
         """Read a file with ``cat`` on the node."""
