@@ -210,9 +210,11 @@ _CODED = (
     lazy_re(r"CUDA error:?\s*(\d+)\s*[:(]?\s*([^)]*)\)?", re.I),
 )
 _TEXT_ONLY = lazy_re(r"CUDA error(?: \([^)]*\))?: (.*?)\s*$|CUDA initialization: (.*?)(?:\s*\(Triggered internally.*)?$"
-                        r"|\(error code ([^)]+)\)|\bCUDA failure [\w/.]+:\d+ '([^']+)'", re.I)
+                        r"|\(error code ([^)]+)\)|\bCUDA (?:failure|error) [\w/.+-]+:\d+ '([^']+)'", re.I)
 """The text cudaGetErrorString printed; the CUDA samples print it as "Failed to allocate device vector A (error code
-system not yet initialized)!" (vectorAdd), nccl-tests as "Test CUDA failure common.cu:1030 'system not yet initialized'"."""
+system not yet initialized)!" (vectorAdd), nccl-tests as "Test CUDA failure common.cu:1030 'system not yet initialized'",
+vLLM's custom all-reduce as "Failed: Cuda error /path/custom_all_reduce.cuh:307 'peer access is not supported between
+these two devices'"."""
 _CU_NAME = lazy_re(r"\b(CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)\b")
 
 

@@ -439,6 +439,10 @@ Broadcom NIC drivers (``NIC Link is Down``, ``Link is Up``), mlx5_core (``ens1f0
 GPU_AT_RE = lazy_re(r"NVRM: GPU at (?:PCI:)?(?P<bus>" + _BDF_RE + r"):\s*(?P<uuid>GPU-[0-9a-fA-F-]+)")
 SERIAL_RE = lazy_re(r"NVRM: GPU Board Serial Number:\s*(?P<serial>\S+)")
 FELL_RE = lazy_re(r"fallen off the bus", re.I)
+GPU_LOST_RE = lazy_re(r"\bNV_ERR_GPU_IS_LOST\b|\bGPU lost from the bus\b|\bstatus[ =]0x0*f\b", re.I)
+"""The driver's status NV_ERR_GPU_IS_LOST (0x0000000F, "GPU lost from the bus": nvstatuscodes.h in NVIDIA's
+open-gpu-kernel-modules) on an NVRM line: its calls into the GPU (GSP RPCs, frees) fail because the GPU no longer
+answers on PCIe; read as a ``gpu_fell_off`` event with ``lost``."""
 NV_GPU_BUS_RE = lazy_re(r"(?:NVRM: (?:The NVIDIA )?GPU(?: at)? (?:PCI:)?|PCI:|nvidia )(?P<bus>" + _BDF_RE + r")")
 PCI_ID_RE = lazy_re(r"\(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
 RMINIT_RE = lazy_re(r"RmInitAdapter failed|rm_init_adapter failed|RmInitAdapter: .*(?:fail|Cannot)|"
@@ -679,6 +683,11 @@ def _parse(text: str, log: KernelLog) -> None:
             if b and pid:
                 _set(log.gpus.setdefault(b, GpuInfo(b)), "device_id", pid.group("id").lower())
             log.events.append(KernelEvent("gpu_fell_off", rec, b, {}, ev))
+            continue
+        if "NVRM" in msg and GPU_LOST_RE.search(msg):
+            bm = NV_GPU_BUS_RE.search(msg) or re.search(r"(?:PCI:|GPU at PCI:)(?P<bus>" + _BDF_RE + r")", msg)
+            log.events.append(KernelEvent("gpu_fell_off", rec, bus_id(bm.group("bus")) if bm else "", {"lost": True},
+                                          list(rec.raw)))
             continue
         # ---- driver could not initialise the GPU
         if RMINIT_RE.search(msg):

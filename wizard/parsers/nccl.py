@@ -445,12 +445,13 @@ _RETURN = lazy_re(r"\S+\.(?:cc|cu|h|cpp|c):\d+ -> (\d+)")
 _PLUGIN_FAIL = lazy_re(
     r"NET/OFI\s+(?:No eligible providers|Unable to find a protocol|Couldn'?t find any optimal provider|"
     r"Could not find any optimal provider|aws-ofi-nccl initialization failed|Initializing plugin failed|"
-    r"OFI NCCL failure)"
+    r"OFI NCCL failure|(?:OFI )?fi_getinfo\(\) call failed)"
     r"|NET/(?!IB\b|Socket\b|Plugin\b)[\w ]{1,30}?\s*:?\s+\S.*\b(?:initiali[sz]ation failed|Initializing plugin failed)",
     re.I)
 """An external NCCL net plugin that failed to initialise: aws-ofi-nccl (libfabric, EFA on AWS) prints
 "NET/OFI No eligible providers were found" / "... aws-ofi-nccl initialization failed"; older versions
-"Couldn't find any optimal provider". NCCL then tries NET/IB and falls back to NET/Socket (NCCL
+"Couldn't find any optimal provider"; libfabric finding no provider for the plugin's request: "NET/OFI OFI
+fi_getinfo() call failed: No data available" (FI_ENODATA, fi_getinfo(3)). NCCL then tries NET/IB and falls back to NET/Socket (NCCL
 developer in NVIDIA/nccl#229)."""
 
 

