@@ -63,6 +63,16 @@ def test_consistency_leaves_out_facts_no_node_reported():
     assert [f.verdict for f in fs] == [Verdict.PASS], [(f.verdict, f.message) for f in fs]
     assert "not reported by any node, left out: NVIDIA driver, CUDA (torch build), NCCL, GPU model, VBIOS" in fs[0].message
     assert "PyTorch 2.7.1+cu128" in fs[0].message
+    # walk 34 #11: the fact names and bringup's words around them in the reader's language, the values as they are
+    from wizard import i18n
+
+    i18n.set_language("zh_CN")
+    try:
+        zh = i18n.tr(fs[0].message)
+    finally:
+        i18n.set_language("en")
+    assert "内核 6.8.0-60" in zh and "没有任何节点报告、因而未比较：NVIDIA 驱动，CUDA（torch 构建）" in zh, zh
+    assert "kernel" not in zh and "left out" not in zh and "PyTorch 2.7.1+cu128" in zh, zh
 
 
 def test_nodes_that_all_report_fewer_gpus_than_their_hostfile_lines_do_not_match():

@@ -46,7 +46,7 @@ from wizard.rules.nccl import (
     MIN_JUDGED_BYTES, MULTINODE_NIC_FRACTION, SRC_E1, SRC_NIC_FLOOR, SRC_PERF, judge_nccl_log, judge_nccl_tests,
 )
 from wizard.hosts import ssh_failed_words
-from wizard.i18n import N_, Msg, SEMICOLON
+from wizard.i18n import N_, Msg, SEMICOLON, joined
 from wizard.common import lazy_re
 
 SRC_E2 = ("consistent configuration across nodes, FAIL on any mismatch: NVIDIA/nccl-tests#200 "
@@ -75,35 +75,37 @@ PAIR_FAIL_FRACTION = 0.75
 """A pair below this fraction of the median pair's busbw is FAIL (derived, the 25% variance rule of SRC_D1)."""
 
 FAIL_FIELDS: tuple[tuple[str, str, str], ...] = (
-    ("driver", "NVIDIA driver", SRC_E2),
-    ("torch_cuda", "CUDA (torch build)", SRC_E2),
+    ("driver", N_("NVIDIA driver"), SRC_E2),
+    ("torch_cuda", N_("CUDA (torch build)"), SRC_E2),
     ("nccl", "NCCL", SRC_E2),
     ("torch", "PyTorch", SRC_E2),
-    ("gpu_count", "GPU count", SRC_E2),
-    ("gpu_models", "GPU model", SRC_E2),
+    ("gpu_count", N_("GPU count"), SRC_E2),
+    ("gpu_models", N_("GPU model"), SRC_E2),
     ("vbios", "VBIOS", f"{SRC_E2}; {SRC_VBIOS}"),
 )
 """Facts that must be equal on every node (FAIL on a mismatch)."""
 WARN_FIELDS: tuple[tuple[str, str, str], ...] = (
-    ("kernel", "kernel", f"{SRC_E2}; judgement (not in those issues): a different kernel means different driver "
+    ("kernel", N_("kernel"), f"{SRC_E2}; judgement (not in those issues): a different kernel means different driver "
                          "modules and network stack"),
-    ("os", "OS", f"{SRC_E2}; judgement (not in those issues): a different OS release ships different libraries"),
+    ("os", N_("OS"), f"{SRC_E2}; judgement (not in those issues): a different OS release ships different libraries"),
     ("python", "Python", f"{SRC_E2}; judgement (not in those issues): a different Python can load different wheels"),
 )
 """Facts that should be equal (WARN on a mismatch)."""
 
 _REMEDY = {
-    "driver": ("Install the fleet's driver version on {nodes} (the same branch and release as the other nodes; the "
+    "driver": N_("Install the fleet's driver version on {nodes} (the same branch and release as the other nodes; the "
                "driver stage shows how), reboot it, then recheck."),
-    "vbios": ("Update the GPU firmware (VBIOS) on {nodes} to the fleet's version with the system vendor's firmware "
+    "vbios": N_("Update the GPU firmware (VBIOS) on {nodes} to the fleet's version with the system vendor's firmware "
               "tool, then recheck."),
-    "gpu_count": ("Find out why {nodes} shows a different number of GPUs: run the health stage there (a GPU missing "
+    "gpu_count": N_("Find out why {nodes} shows a different number of GPUs: run the health stage there (a GPU missing "
                   "from the bus or from NVML, or one hidden by CUDA_VISIBLE_DEVICES)."),
-    "gpu_models": "Check {nodes}: a node with other GPUs does not belong in the same job (or fix the hostfile).",
-    "kernel": ("Boot {nodes} into the same kernel as the other nodes (same package version), so the driver modules "
+    "gpu_models": N_("Check {nodes}: a node with other GPUs does not belong in the same job (or fix the hostfile)."),
+    "kernel": N_("Boot {nodes} into the same kernel as the other nodes (same package version), so the driver modules "
                "and network stack match."),
 }
-"""Remedy per differing fact ({nodes}: the odd nodes; {label}: the fact's name); others: install the same."""
+"""Remedy per differing fact ({nodes}: the odd nodes; {label}: the fact's name); others: :data:`REMEDY_SAME`."""
+REMEDY_SAME = N_("Install the same {label} on {nodes} as on the other nodes; a mixed fleet slows or hangs every "
+                 "collective the odd node joins.")
 
 _PREFIX = lazy_re(r"^\[(?P<node>[^\]\s]{1,200})\] (?P<rest>.*)$")
 
@@ -387,27 +389,27 @@ def _consistency(ml: MultiLog) -> list[Finding]:
             for n, v in values.items():
                 groups.setdefault(v, []).append(n)
             if len(groups) == 1:
-                same.append(f"{label} {_fmt_value(ml.facts[known[0]].get(key))}"
-                            + (f" (on {_nodes_text(known)})" if lacking else ""))
+                same.append(Msg("{label} {value}", label=Msg.plain(label),
+                                value=_fmt_value(ml.facts[known[0]].get(key)))
+                            + (Msg(" (on {nodes})", nodes=_nodes_text(known)) if lacking else ""))
                 continue
             ranked = sorted(groups.items(), key=lambda kv: -len(kv[1]))
             majority = ranked[0] if len(ranked[0][1]) > len(ranked[1][1]) else None
             raw = {n: ml.facts[n].get(key) for n in nodes}
             if majority is not None:
                 odd = [n for n in known if values[n] != majority[0]]
-                detail = SEMICOLON.join(f"{n} has {_fmt_value(raw[n])}" for n in odd)
+                detail = SEMICOLON.join(Msg("{n} has {value}", n=n, value=_fmt_value(raw[n])) for n in odd)
                 msg = (Msg("{label} differs on {nodes_text}: {detail}, while {n} of {n_known} nodes ({nodes_text2}) "
-                           "have {fmt_value}", label=label, nodes_text=_nodes_text(odd), detail=detail, n=len(majority[1]), n_known=len(known), nodes_text2=_nodes_text(majority[1]), fmt_value=_fmt_value(raw[majority[1][0]])))
+                           "have {fmt_value}", label=Msg.plain(label), nodes_text=_nodes_text(odd), detail=detail, n=len(majority[1]), n_known=len(known), nodes_text2=_nodes_text(majority[1]), fmt_value=_fmt_value(raw[majority[1][0]])))
                 subject = _nodes_text(odd)
             else:
-                detail = SEMICOLON.join(f"{_fmt_value(raw[ns[0]])} on {_nodes_text(ns)}" for _, ns in ranked)
-                msg = Msg("{label} differs across nodes with no majority: {detail}", label=label, detail=detail)
+                detail = SEMICOLON.join(Msg("{value} on {nodes}", value=_fmt_value(raw[ns[0]]), nodes=_nodes_text(ns))
+                                        for _, ns in ranked)
+                msg = Msg("{label} differs across nodes with no majority: {detail}", label=Msg.plain(label), detail=detail)
                 subject = f"{len(known)} nodes"
                 odd = known
             ev = tuple(_raw(ml.facts[n]) for n in (odd + (majority[1][:1] if majority else []))[:6])
-            remedy = _REMEDY.get(key, "Install the same {label} on {nodes} as on the other nodes; a mixed fleet "
-                                       "slows or hangs every collective the odd node joins.").format(
-                label=label, nodes=_nodes_text(odd))
+            remedy = Msg(_REMEDY.get(key, REMEDY_SAME), label=Msg.plain(label), nodes=_nodes_text(odd))
             out.append(Finding("multinode.consistency", verdict, msg, subject, ev, remedy, src))
     uuids: dict[str, list[str]] = {}
     for n in nodes:
@@ -422,11 +424,12 @@ def _consistency(ml: MultiLog) -> list[Finding]:
                            "Give each machine one hostfile line (different ssh targets that reach the same host count "
                            "its GPUs twice).", SRC_E2))
     out += _count_vs_hostfile(ml, nodes)
-    left_out = f"; not reported by any node, left out: {', '.join(absent)}" if absent else ""
+    left_out = (Msg("; not reported by any node, left out: {labels}",
+                    labels=joined(", ", [Msg.plain(a) for a in absent])) if absent else "")
     for n, labels in partial.items():
         others = [m for m in nodes if m != n]
         out.append(Finding("multinode.consistency", Verdict.UNKNOWN,
-                           Msg("{n} did not report {labels} (other nodes did: {nodes_text}), so it cannot be compared", n=n, labels=', '.join(labels), nodes_text=_nodes_text(others)), n, (_raw(ml.facts[n]),),
+                           Msg("{n} did not report {labels} (other nodes did: {nodes_text}), so it cannot be compared", n=n, labels=joined(", ", [Msg.plain(x) for x in labels]), nodes_text=_nodes_text(others)), n, (_raw(ml.facts[n]),),
                            Msg("Run `bringup validate nodes` again and read {n}'s facts line: a missing driver, NCCL or "
                                "VBIOS there usually means nvidia-smi/NVML or a CUDA build of torch is missing on that "
                                "node.", n=n), SRC_E2))
@@ -434,7 +437,7 @@ def _consistency(ml: MultiLog) -> list[Finding]:
         incomplete = [n for n in nodes if n in partial] or nodes
         return [f for f in out if f.verdict is not Verdict.UNKNOWN] + [Finding(
             "multinode.consistency", Verdict.UNKNOWN,
-            (Msg('facts incomplete on {nodes_text}: only {compared} field(s) known on every node were compared (at least {min_compared_fields} are needed to call the nodes consistent)', nodes_text=_nodes_text(incomplete), compared=compared, min_compared_fields=MIN_COMPARED_FIELDS) + (Msg('; missing on some nodes: ') + SEMICOLON.join((f"{n}: {', '.join(ls)}" for n, ls in partial.items())) if partial else '') + left_out),
+            (Msg('facts incomplete on {nodes_text}: only {compared} field(s) known on every node were compared (at least {min_compared_fields} are needed to call the nodes consistent)', nodes_text=_nodes_text(incomplete), compared=compared, min_compared_fields=MIN_COMPARED_FIELDS) + (Msg('; missing on some nodes: ') + SEMICOLON.join((Msg("{n}: {labels}", n=n, labels=joined(", ", [Msg.plain(x) for x in ls])) for n, ls in partial.items())) if partial else '') + left_out),
             _nodes_text(incomplete), tuple(_raw(ml.facts[n]) for n in incomplete[:4]),
             "Make every node report its facts (driver, CUDA, NCCL, torch, kernel, GPUs): check that the Python "
             "bringup runs there has torch and that nvidia-smi/NVML work, then rerun `bringup validate nodes`.",
