@@ -1936,11 +1936,11 @@ async def test_chinese_overview_and_step_fit_80x24(state_dir, devvm_host, zh_cn)
         lines = shown_lines(app)
         text = "\n".join(lines)
         for word in ("阶段", "规划与容量估算：3 个步骤", "接地", "驱动与 CUDA", "健康", "单块 GPU", "报告",
-                     "按训练负载估算显存", "已确认", "已跳过", "待处理"):
+                     "按训练工作负载估算显存", "已确认", "已跳过", "待处理"):
             assert word in text, word
         assert "Stages" not in text and "Health" not in text
         starts = set()
-        for title in ("按训练负载估算显存", "估算主机内存", "规划功耗、电源冗余和散热"):  # the second one wraps
+        for title in ("按训练工作负载估算显存", "估算主机内存", "规划功耗、电源冗余和散热"):  # the second one wraps
             row = next(ln for ln in lines if title in ln)
             starts.add(cell_len(row[:row.index(title)]))
         assert len(starts) == 1, starts  # one column after "✓ 已确认", "– 已跳过" and "· 待处理"
