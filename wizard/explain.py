@@ -176,6 +176,11 @@ _RAY_DEDUP = lazy_re(r"[ \t]*\[repeated \d+x across cluster\][ \t]*$")
 """Ray's log deduplication suffix (same page, "Log deduplication")."""
 
 
+WHOLE_BEATS_HOSTS = 0.9
+"""A paste whose every line starts ``name: `` is read as one output, not several hosts' (:func:`_host_blocks`), when a
+kind reads it whole with at least this confidence: the labels are then the output's own (edac-util's ``mc0:``)."""
+
+
 def _host_blocks(text: str) -> list[tuple[str, str]]:
     """(host, its lines without the label) for a paste of several hosts' output as pdsh and clush relay it: every line
     (nine in ten at least) labelled ``host: `` (:data:`_HOST_LABEL`), two hosts or more, at least two lines each, in
@@ -584,6 +589,8 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
     exp = dict(expectations or {})
     text = _named_noheader_rows(clean(text))
     hosts = _host_blocks(text)
+    if hosts and kind is None and detect(text)[1] >= WHOLE_BEATS_HOSTS:
+        hosts = []  # labels that are the output's own (edac-util's "mc0: ..." per memory controller, held-out round 80)
     if hosts:  # several hosts' labelled lines (pdsh, clush): each host's output judged on its own, named by its host
         each = [(host, _explain_text(body, name, expectations, kind)) for host, body in hosts]
         judged = [e for _, e in each if e.kind]

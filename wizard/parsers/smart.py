@@ -390,6 +390,9 @@ def detect_smartctl(text: str) -> float:
     head = text[:200_000]
     if '"json_format_version"' in head and '"smartctl"' in head:
         return 0.95
+    if head.lstrip().startswith("{") and re.search(r'^\s*"(?:ata_smart_attributes|nvme_smart_health_information_log|'
+                                                   r'scsi_grown_defect_list|ata_smart_data)"\s*:', head, re.M):
+        return 0.9  # smartctl -j with its keys sorted (jq -S): the attribute table first, "smartctl" past the head
     if re.search(r"^smartctl \d+\.\d+ ", head, re.M) and "smartmontools" in head:
         return 0.95
     if _OVERALL.search(head) or re.search(r"^ID#\s+ATTRIBUTE_NAME\s+FLAGS?\s+VALUE", head, re.M):

