@@ -186,8 +186,11 @@ class SizingScreen(Screen[None]):
         build = getattr(self.app, "build", None)
         if build is None or build.observing or raw == self._saved:
             return
+        # a GPU nobody chose (the form's default) is not stored as a choice: the next visit still says it is the
+        # default and F3 still warns (walk 35 #1: after leaving and reopening, F3 wrote gpu_model=H100 SXM5 silently)
+        kept = {k: v for k, v in raw.items() if not (k == "gpu" and getattr(self, "_gpu_default", False))}
         try:
-            build.store.set_meta(**{sz.STORE_KEY: raw})
+            build.store.set_meta(**{sz.STORE_KEY: kept})
         except Exception:  # noqa: BLE001 - a read-only or broken store must not stop the calculator
             return
         self._saved = dict(raw)

@@ -322,6 +322,38 @@ async def test_use_as_plan_asks_before_writing_the_forms_default_gpu(state_dir):
         assert app.screen is screen and app.build.store.plan()["gpu_model"] == "H200 SXM"
 
 
+async def test_the_forms_default_gpu_is_still_the_default_on_the_next_visit(state_dir):
+    """Walk 35 #1: after leaving the sizing screen and opening it again, the stored form held the default GPU as if
+    chosen: the "form's default" line was gone and F3 wrote gpu_model=H100 SXM5 without a word. A GPU nobody chose is
+    not stored as a choice; one chosen is."""
+    from screens.dialogs import YesNo
+
+    make_build(state_dir)
+    app = app_for(state_dir)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_sizing(pilot)
+        await type_into(pilot, screen, "params", "1B")
+        assert "form's default" in summary(screen)
+        await pilot.press("escape")
+        await pilot.pause()
+        app.pop_screen()
+        screen = await open_sizing(pilot)
+        assert screen.query_one("#f-params", Input).value == "1B"  # the typed fields came back
+        assert "form's default" in summary(screen) and screen.gpu_is_default()
+        await pilot.press("f3")
+        await pilot.pause()
+        assert isinstance(app.screen, YesNo)
+        assert "still the form's default (H100 SXM5)" in "\n".join(str(w.render()) for w in app.screen.query(Static))
+        await pilot.press("escape")
+        await pilot.pause()
+        await choose(pilot, screen, "gpu", "H200 SXM")
+        await pilot.press("escape")
+        await pilot.pause()
+        app.pop_screen()
+        screen = await open_sizing(pilot)
+        assert screen.query_one("#f-gpu", Select).value == "H200 SXM" and not screen.gpu_is_default()
+
+
 async def test_choosing_the_default_gpu_by_name_counts_as_a_choice(state_dir):
     """Walk 28 #1: the owner of an H100 SXM5 picked it in the GPU list, and F3 still called it "the form's default"
     (a Select posts no change for the value it already has). Opening the list and closing it on a model is a choice:
