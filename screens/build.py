@@ -124,8 +124,9 @@ class BuildScreen(Screen[None]):
             n_a = all(s.id in states and states[s.id].not_applicable for s in st.steps)
             rollup = b.stage_status(st)
             left = sum(1 for s in st.steps if not (s.id in states and states[s.id].status.done))
-            # a stage under way says how many steps are still open (not "pending" beside finished work)
-            under_way = rollup is StepStatus.PENDING and left < len(st.steps)
+            # a stage not done says how many steps are still open (not "pending" beside finished work), begun or not,
+            # as `bringup status` counts them (walk 35 #11)
+            under_way = rollup is StepStatus.PENDING and left > 0
             # a done stage with a person's skip in it says so in the list too, as `status` does (walk 30 #7)
             skipped = sum(1 for s in st.steps if s.id in states and states[s.id].status is StepStatus.SKIPPED
                           and not states[s.id].not_applicable)

@@ -316,7 +316,9 @@ class StepScreen(Screen[None]):
             self.query_one("#action-title", Static).update(_("Action: {title}").format(title=_(a.title)))
             info = [_(a.description),
                     _("Changes the system: {changes}; needs root: {root}").format(
-                        changes=yes if a.changes_system else no, root=yes if a.needs_root else no)
+                        changes=yes if a.changes_system else no,
+                        root=yes if a.needs_root else
+                        _("no (yes {when})").format(when=_(a.root_when)) if a.root_when else no)
                     + (_("; backs up: {paths}").format(paths=", ".join(a.backs_up)) if a.backs_up else "")]
             if last_run is not None:
                 k, n = b.run_ordinal(last_run)
@@ -386,6 +388,8 @@ class StepScreen(Screen[None]):
         if not is_checked(self.step):
             self.notify(_("this step is proven only by its run: press a, or run `bringup run {step}`").format(
                 step=self.step_id) if proven_by_run(self.step) else
+                _("this step has no automatic check: its action completes it (a)")  # walk 35 #3: said "confirm (d)"
+                if self.step.action is not None and not self.step.manual else
                 _("this step has no automatic check; confirm it when done (d)"))
             return
         if self._writable():
@@ -463,7 +467,8 @@ class StepScreen(Screen[None]):
             warning = self._sizing_short()
             missing = [k for k in ("gpu_model", "gpu_count") if self.build.store.plan().get(k) in (None, "")]
             if missing:  # walk 33 #1: confirmed with nothing written, later steps had nothing to compare with
-                warning = (warning + " " if warning else "") + _(
+                sep = "" if warning.endswith(("。", "；", "！")) else " "  # no space after full-width punctuation
+                warning = (warning + sep if warning else "") + _(
                     "The plan has no {keys} yet: the checks after this one have nothing to compare the machine with. "
                     "F3 on the sizing screen (z) writes them, or F2.").format(keys=", ".join(missing))
         if step_id == HANDOVER_STEP:
@@ -491,8 +496,8 @@ class StepScreen(Screen[None]):
         if not sz.size(inputs).short():  # the sizing screen's own SHORT (its F3 asks on the same results)
             return ""
         return _("the sizing (z) says SHORT for this workload on {count} x {gpu}: confirming records the plan as it "
-                 "is; change the workload or the GPUs there first if it should fit").format(count=inputs.gpu_count,
-                                                                                           gpu=inputs.gpu)
+                 "is; change the workload or the GPUs there first if it should fit.").format(count=inputs.gpu_count,
+                                                                                            gpu=inputs.gpu)
 
     def action_skip(self) -> None:
         if not self._writable():

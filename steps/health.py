@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from wizard.actions import ActionContext, ActionSpec, Resolved
-from wizard.i18n import Msg
+from wizard.i18n import Msg, N_
 from wizard.rules.baseline import judge_baseline
 from wizard import dcgm_diag
 from wizard.model import Stage, Step
@@ -304,7 +304,7 @@ STAGE = Stage(
                 resolve=dcgm_diag.resolve_l1,
                 probes=("driver_services",),
                 changes_system=False,
-                needs_root=False,
+                needs_root=False, root_when=N_("to start nvidia-dcgm when it is installed and stopped"),
                 judge=dcgm_diag.judge_l1,
                 judges_exit=True,
                 loads_gpus=True,

@@ -2,6 +2,7 @@
 
 from wizard import dcgm_diag
 from wizard.actions import ActionSpec
+from wizard.i18n import N_
 from wizard.install.perftest import PROBES as PERFTEST_PROBES, resolve_rdma_loopback
 from wizard.rules.fabric_node import judge_rdma_loopback
 from wizard.rules.validate import judge_node, judge_soak, results_node, results_soak
@@ -70,6 +71,7 @@ DCGM_L3 = ActionSpec(
     probes=("driver_services",),
     changes_system=False,
     needs_root=False,
+    root_when=N_("to start nvidia-dcgm when it is installed and stopped"),
     judge=dcgm_diag.judge_node,
     judges_exit=True,
     loads_gpus=True,

@@ -2,6 +2,7 @@
 
 from wizard import dcgm_diag
 from wizard.actions import ActionSpec
+from wizard.i18n import N_
 from wizard.rules.validate import judge_gpu, results_gpu
 from wizard.model import Stage, Step
 from wizard.validate import VALIDATE_PROBES, resolve_gpu
@@ -35,6 +36,7 @@ DCGM_L2 = ActionSpec(
     probes=("driver_services",),
     changes_system=False,
     needs_root=False,
+    root_when=N_("to start nvidia-dcgm when it is installed and stopped"),
     judge=dcgm_diag.judge_l2,
     judges_exit=True,
     loads_gpus=True,
@@ -53,6 +55,7 @@ BURNIN = ActionSpec(
     probes=VALIDATE_PROBES + ("driver_services",),
     changes_system=False,
     needs_root=False,
+    root_when=N_("to start nvidia-dcgm when it is installed and stopped"),
     judge=dcgm_diag.judge_burnin,
     results=dcgm_diag.results_burnin,
     command="burnin",

@@ -779,8 +779,14 @@ def test_a_multinode_findings_nodes_label_and_a_failed_probes_notes_are_in_chine
         notes = [evidence_shown(e) for e in failed]
         kept = [evidence_shown(e) for e in ("error: unknown option -X", "exit status 1 (from make)")]
         timed = evidence_shown("error: timed out after 20 s")
+        # walk 35 #5: bringup's notes on a file it could not read, and its whole-line notes
+        files = [evidence_shown(e) for e in ("/proc/modules: no such file", "/sys/class/dmi/id/bios_date: no readable "
+                                                                            "file", "(no EDAC counters found)",
+                                             "cat: /x: no such file")]
     finally:
         i18n.set_language("en")
+    assert files == ["/proc/modules：没有此文件", "/sys/class/dmi/id/bios_date：没有可读的文件", "（没有找到 EDAC 计数器）",
+                     "cat: /x: no such file"], files
     assert label and label[0] == "2 个节点（v100-gpu-1, v100-gpu-5）："
     assert notes == ["lspci -D", "错误：找不到命令：lspci", "退出状态 127"]
     assert kept == ["error: unknown option -X", "exit status 1 (from make)"] and timed == "错误：20 s 后超时"

@@ -155,6 +155,9 @@ class ActionSpec:
         probes: probes ``resolve`` reads (e.g. ``os_release`` for the package manager).
         changes_system: it modifies the machine (packages, files); asks for confirmation.
         needs_root: it cannot work without root.
+        root_when: where ``needs_root`` is False but a resolution may need root (it starts a stopped service first:
+            :attr:`Resolved.needs_root`), when: shown beside "needs root: no" so the step does not promise less than
+            the run's dialog will ask (walk 35 #10).
         backs_up: files it edits (each is backed up before the write).
         judge: optional, judges an ended run from its log text (+ plan) into findings; without
             it a successful run leaves the step to its check (or, with no check, passed). This is the
@@ -182,6 +185,7 @@ class ActionSpec:
     probes: tuple[str, ...] = ()
     changes_system: bool = True
     needs_root: bool = True
+    root_when: str = ""
     backs_up: tuple[str, ...] = ()
     judge: "Callable[[str, Mapping[str, Any]], list[Any]] | None" = None
     results: "Callable[[str, Mapping[str, Any]], dict[str, Any]] | None" = None

@@ -43,6 +43,9 @@ ideographs, inside a word too ("失|败"), and only punctuation is held back: W3
 
 OPENING = "（「『【《〈“‘"
 CLOSING = "，。、；：！？）」』】》〉”’,.;:!?)"
+WIDE_CLOSING = "，。、；：！？）」』】》〉"
+"""The full-width ones of :data:`CLOSING`: kept with the word before them whatever follows (walk 35 #6: "，`lspci -d"
+started a line when a command followed the comma)."""
 """Punctuation that never starts (CLOSING) or ends (OPENING) a line (the kinsoku rule; UAX #14 classes CL and OP):
 kept with the character it belongs to (ASCII ``,.;:!?)`` too, after a Chinese character: "5 个事件: ..."; after a
 narrow character they are part of its run already)."""
@@ -83,7 +86,7 @@ def line_word(path_longer_than: int = PATH_MIN - 1) -> str:
     characters, numbers before a unit, long paths or that punctuation splits as ``\S+``, Textual's and Rich's own
     word."""
     return (rf"[{OPENING}]*(?:{CODE_SPAN}|{STATUS_TAG}|{NUMBER_UNIT}|{path_part(path_longer_than)}|[{WIDE}]|"
-            rf"[^\s{WIDE}]+)(?:[{CLOSING}]+(?=\s|$|[{WIDE}]))?")
+            rf"[^\s{WIDE}]+)(?:[{CLOSING}]+(?=\s|$|[{WIDE}])|[{WIDE_CLOSING}]+)?")
 
 
 STATUS_TAG = r"\[[^\s\[\]]{1,8}\]"

@@ -72,6 +72,11 @@ class ProbeOutput:
 _EVIDENCE_ERROR = lazy_re(r"^error: (?:(command not found|permission denied): (\S+)|timed out after ([\d.]+) s|"
                              r"(not in snapshot))$")
 _EVIDENCE_EXIT = lazy_re(r"^exit status (-?\d+)$")
+_EVIDENCE_FILE = lazy_re(r"^(/\S*): (no such file|no readable file|permission denied|is a directory)$")
+"""bringup's note on a file it could not read (``/proc/modules: no such file``), :class:`FileResult`'s words."""
+FILE_ERRORS = (N_("no such file"), N_("no readable file"), N_("permission denied"), N_("is a directory"))
+EVIDENCE_NOTES = frozenset({N_("(no EDAC counters found)")})
+"""Whole evidence lines that are bringup's own notes (not what a command or file said): shown translated."""
 
 
 def evidence_shown(line: str) -> str:
@@ -87,7 +92,12 @@ def evidence_shown(line: str) -> str:
             _("timed out after {seconds} s").format(seconds=m.group(3)) if m.group(3) else _("not in snapshot"))
         return _("error: {error}").format(error=why)
     m = _EVIDENCE_EXIT.match(line)
-    return _("exit status {rc}").format(rc=m.group(1)) if m else line
+    if m:
+        return _("exit status {rc}").format(rc=m.group(1))
+    m = _EVIDENCE_FILE.match(line)
+    if m:  # walk 35 #5: "/proc/modules: no such file" stayed English among translated findings
+        return _("{path}: {why}").format(path=m.group(1), why=_(m.group(2)))
+    return _(line) if line in EVIDENCE_NOTES else line
 
 
 Collector = Callable[..., Awaitable[ProbeOutput]]

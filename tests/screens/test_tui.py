@@ -287,6 +287,16 @@ async def test_confirming_the_workload_with_no_gpu_in_the_plan_says_so(state_dir
         assert isinstance(app.screen, ConfirmStep)
         said = " ".join(str(w.render()) for w in app.screen.query(Static))
         assert "The plan has no gpu_model, gpu_count yet" in " ".join(said.split()), said
+        # walk 35 #2: with the sizing SHORT too, the two warnings are two sentences ("...if it should fit The plan")
+        from wizard import sizing as sz
+
+        await pilot.press("escape")
+        await pilot.pause()
+        app.build.store.set_meta(**{sz.STORE_KEY: {"params": "70B"}})
+        await pilot.press("d")
+        await pilot.pause()
+        said = " ".join(" ".join(str(w.render()) for w in app.screen.query(Static)).split())
+        assert "if it should fit. The plan has no gpu_model, gpu_count yet" in said, said
 
 
 async def test_confirming_a_warned_step_asks_for_the_note_and_says_it_accepts_the_warnings(state_dir, devvm_host):
@@ -592,7 +602,8 @@ async def test_small_terminal_and_basic_mode(state_dir, devvm_host):
         await pilot.pause()
         assert isinstance(app.screen, BuildScreen)
         opt = app.screen.query_one("#stages").get_option_at_index(0)
-        assert ". pending" in str(opt.prompt)  # ASCII glyph and the word
+        # ASCII glyph and the word: the steps still open, as `bringup status` counts them (walk 35 #11)
+        assert re.search(r"\. \d+ left", str(opt.prompt)), str(opt.prompt)
 
 
 async def test_basic_mode_plan_form_marks_every_field_with_brackets(state_dir, devvm_host):
@@ -2066,6 +2077,22 @@ async def test_a_step_only_its_run_proves_offers_no_confirm_and_says_to_run_it(s
             await pilot.pause()
             assert any(words in str(n.message) for n in app._notifications), (key, [n.message for n in app._notifications])
         assert app.build.status("gpu.validate") is StepStatus.PENDING
+
+
+async def test_c_on_a_step_its_action_completes_says_to_run_the_action(state_dir, devvm_host):
+    """Walk 35 #3: c on report.capture said "confirm it when done (d)" under "Findings (none: its action (a) completes
+    it)": the operator confirmed by hand and no bundle was written. It says the action completes it."""
+    b = new_build(state_dir, devvm_host)
+    b.set_cursor("report.capture")
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await resume(pilot, app)
+        assert app.screen.step_id == "report.capture"
+        await pilot.press("c")
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert any("its action completes it (a)" in m for m in said) and not any("confirm it" in m for m in said), said
 
 
 async def test_the_step_screen_names_a_hand_confirmation_a_failing_check_withdrew(state_dir, devvm_host):
