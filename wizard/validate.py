@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -141,6 +142,39 @@ def cpu_note(ctx: ActionContext, device: str) -> str:
                "path, not a GPU.")
 
 
+TORCH_FIND_CODE = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('torch') else 3)"
+"""Whether ``torch`` can be imported, without importing it (``importlib.util.find_spec``: tens of milliseconds, not
+the seconds an import of torch takes): exit 0 yes, 3 no."""
+
+
+def torch_note(python: str) -> str:
+    """What the confirmation says before a run whose Python cannot import torch (walk 35 #9: the dialog offered the run,
+    which failed at once): "" when it can, or when that cannot be told quickly (10 s)."""
+    from wizard.i18n import Msg
+
+    try:
+        r = subprocess.run([python, "-c", TORCH_FIND_CODE], capture_output=True, timeout=10,
+                           stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        return Msg("{python} was not found on this machine: the run will stop at once. Set torch_python in the plan "
+                   "(F2) to a Python that has PyTorch.", python=python)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    if r.returncode == 3:
+        return Msg("{python} has no PyTorch (torch cannot be imported): the run will stop at once. Install PyTorch "
+                   "there, or set torch_python in the plan (F2) to a Python that has it.", python=python)
+    return ""
+
+
+def _notes(*notes: str) -> str:
+    """Notes for the confirmation, in order, the empty ones left out."""
+    kept = [n for n in notes if n]
+    out = kept[0] if kept else ""
+    for n in kept[1:]:
+        out = out + " " + n
+    return out
+
+
 def gpu_count(ctx: ActionContext) -> int | None:
     """GPUs the node validation uses: NVML's count (GPUs the driver brought up), else the PCI bus's."""
     return _nvml_gpus(ctx.outputs) or _pci_gpus(ctx.outputs) or None
@@ -198,7 +232,7 @@ def resolve_gpu(ctx: ActionContext) -> Resolved:
     python, _ = target_python(ctx.plan)
     device = validate_device(ctx)
     return Resolved(ops=[{"argv": [python, str(script_path()), "gpu", "--device", device] + _quick(ctx.plan)}],
-                    env=_env(device), note=cpu_note(ctx, device))
+                    env=_env(device), note=_notes(cpu_note(ctx, device), torch_note(python)))
 
 
 def resolve_node(ctx: ActionContext) -> Resolved:
@@ -217,7 +251,7 @@ def resolve_node(ctx: ActionContext) -> Resolved:
     binary = shutil.which(NCCL_TESTS_BINARY) if device == "cuda" else None
     if binary:
         ops.append({"argv": [binary, "-b", "8", "-e", NCCL_TESTS_MAX_BYTES, "-f", "2", "-g", str(n), "-c", "1"]})
-    return Resolved(ops=ops, env=_env(device, NCCL_DEBUG="INFO"), note=cpu_note(ctx, device))
+    return Resolved(ops=ops, env=_env(device, NCCL_DEBUG="INFO"), note=_notes(cpu_note(ctx, device), torch_note(python)))
 
 
 def resolve_soak(ctx: ActionContext) -> Resolved:
@@ -234,7 +268,7 @@ def resolve_soak(ctx: ActionContext) -> Resolved:
     tail = [str(script_path()), "soak", "--device", device, "--minutes", f"{minutes:g}"] + _quick(ctx.plan)
     n = node_nproc(ctx, device)
     argv = _torchrun(python, n) + tail if n > 1 else [python] + tail
-    return Resolved(ops=[{"argv": argv}], env=_env(device), note=cpu_note(ctx, device))
+    return Resolved(ops=[{"argv": argv}], env=_env(device), note=_notes(cpu_note(ctx, device), torch_note(python)))
 
 
 def resolve_gemm_burnin(ctx: ActionContext, minutes: float) -> Resolved:

@@ -280,6 +280,26 @@ def test_a_validation_on_the_cpu_says_why_and_what_it_proves_before_it_runs():
     assert v.resolve_node(_ctx(pci_gpus=4, nvml_count=4)).note == ""
 
 
+def test_the_confirmation_says_before_the_run_when_its_python_has_no_torch(tmp_path):
+    """Walk 35 #9: gpu.validate's dialog offered the run with a python3 that has no torch; it failed at once. The
+    confirmation says so first (a real Python without torch; one that does not exist), and says nothing where torch
+    is there."""
+    import venv
+
+    from wizard import validate as v
+
+    bare = tmp_path / "bare"
+    venv.EnvBuilder(with_pip=False, system_site_packages=False).create(bare)
+    python = str(bare / "bin" / "python")
+    for resolve in (v.resolve_gpu, v.resolve_node, v.resolve_soak):
+        note = resolve(_ctx({"torch_python": python}, pci_gpus=4, nvml_count=4)).note
+        assert f"{python} has no PyTorch" in note and "stop at once" in note, note
+    gone = v.resolve_gpu(_ctx({"torch_python": "/nonexistent/python3"}, pci_gpus=4, nvml_count=4)).note
+    assert "/nonexistent/python3 was not found" in gone, gone
+    cpu = v.resolve_gpu(_ctx({"torch_python": python}, pci_gpus=0)).note
+    assert cpu.startswith("Runs on the CPU") and "has no PyTorch" in cpu, cpu  # both notes, the CPU's first
+
+
 def test_the_cli_confirmation_wraps_the_cpu_note_with_the_words_not_the_commands(tmp_path):
     """`bringup --dry-run run gpu.validate` on this GPU-less VM: the note is wrapped to 80 columns like the
     description; the command stays one line, verbatim."""
