@@ -36,8 +36,9 @@ RICH_WORD = re.compile(rf"\s*{LINE_WORD}\s*")
 @functools.lru_cache(maxsize=64)
 def rich_word(width: int) -> re.Pattern[str]:
     """:data:`RICH_WORD` for a line of ``width`` cells: a path longer than the line breaks after a ``/``
-    (:func:`wizard.i18n.path_part`); one the line holds is one word, so it moves whole to the next line."""
-    return re.compile(rf"\s*{line_word(max(width, 1))}\s*")
+    (:func:`wizard.i18n.path_part`); one the line holds is one word, so it moves whole to the next line; a command in
+    backticks longer than the line breaks between its words (:func:`wizard.i18n.code_span`)."""
+    return re.compile(rf"\s*{line_word(max(width, 1), min(60, max(width - 2, 1)))}\s*")
 
 
 def install() -> None:

@@ -70,12 +70,19 @@ def path_part(longer_than: int = PATH_MIN - 1) -> str:
             rf"[^\s{WIDE}/]*/+")
 
 
-CODE_SPAN = rf"[^\s{WIDE}`]*`[^`\s,.;:)][^`\n]{{0,59}}(?<!\s)`[^\s{WIDE}`]*"
+def code_span(longest: int = 60) -> str:
+    """:data:`CODE_SPAN` for commands of up to ``longest`` characters between the backticks (a screen passes its
+    line's width: a longer command breaks between its words, never inside one; walk 35 #7: "multinode.con" /
+    "sistency" in a 30-cell toast)."""
+    return rf"[^\s{WIDE}`]*`[^`\s,.;:)][^`\n]{{0,{max(0, longest - 1)}}}(?<!\s)`[^\s{WIDE}`]*"
+
+
+CODE_SPAN = code_span()
 """A command in backticks of up to 60 characters, with what is attached before and after it: text between a closing
 backtick and the next opening one (which starts with a space or closing punctuation) is never taken for one."""
 
 
-def line_word(path_longer_than: int = PATH_MIN - 1) -> str:
+def line_word(path_longer_than: int = PATH_MIN - 1, code_longest: int = 60) -> str:
     r"""Where a line of text may break (the CLI and the screens wrap by it, :func:`wrap`): a command in backticks
     (:data:`CODE_SPAN`, ```apt-get install linux-headers-6.8.0` ``) as one word, so a command the operator copies is
     never split across lines; a number with its unit (:data:`NUMBER_UNIT`); a directory of a path longer than
@@ -85,7 +92,7 @@ def line_word(path_longer_than: int = PATH_MIN - 1) -> str:
     character follows: the "." of "/root/.pyenv" starts the next name, walk 32 #17). Text without backticks, wide
     characters, numbers before a unit, long paths or that punctuation splits as ``\S+``, Textual's and Rich's own
     word."""
-    return (rf"[{OPENING}]*(?:{CODE_SPAN}|{STATUS_TAG}|{NUMBER_UNIT}|{path_part(path_longer_than)}|[{WIDE}]|"
+    return (rf"[{OPENING}]*(?:{code_span(code_longest)}|{STATUS_TAG}|{NUMBER_UNIT}|{path_part(path_longer_than)}|[{WIDE}]|"
             rf"[^\s{WIDE}]+)(?:[{CLOSING}]+(?=\s|$|[{WIDE}])|[{WIDE_CLOSING}]+)?")
 
 
