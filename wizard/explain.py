@@ -153,7 +153,7 @@ src/salloc/salloc.c and src/srun/). Dropped before reading, so the output after 
 
 _LOG_PREFIX = lazy_re(r"^\((?:[\w.\-]+(?:,[ ]*|[ ]+))?(?:rank=\d+,[ ]*)?pid=\d+(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?"
                          r"|^\(raylet(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?"
-                         r"|^\[\d+,\d+\]<(?:stdout|stderr)>:[ ]?"
+                         r"|^[ \t]{0,8}\[\d+,\d+\]<(?:stdout|stderr)>:[ ]?"  # indented too (a Markdown list)
                          r"|^\[(?:default|rank)\d+\]:[ ]?")
 """The tag a job runner puts before each line it relays from a worker: Ray ``(pid=1234)``, ``(RayWorkerWrapper
 pid=92234, ip=172.19.24.110)``, ``(raylet)``; SkyPilot ``(sky-cmd, pid=13008)``, ``(head, rank=0, pid=5)`` (Ray

@@ -397,6 +397,10 @@ CASES = [
     ("nvidia-service-status__fabricmanager-restart-failed-h20-ppcie.txt", "nvidia-service-status", "fail",
      "on an NVSwitch system"),
     ("dkms-status__dkms-build-fail-580-pop-kernel.txt", "dkms-status", "fail", "580.119.02"),
+    # held-out round 84 (real, tests/data/PROVENANCE.md)
+    ("dkms-status__nvidia-580-build-failed-kernel-7.txt", "dkms-status", "fail", "7.0.9-1-cachyos"),
+    ("nvidia-service-status__fabricmanager-h200-driver-interface-version-mismatch.txt", "nvidia-service-status", "fail",
+     "595.71.05"),
     # held-out set 32 (real): another unit of the GPU stack
     ("nvidia-service-status__nv-peer-mem-active-exited.txt", "nvidia-service-status", "pass", "GPUDirect RDMA"),
     # held-out round 7 (real): Fabric Manager / NVLSM refusing to start in its own words (FM_START_FAILURE)

@@ -442,7 +442,7 @@ _COMPLETION = lazy_re(r"Got completion.*?with (?:error|status)\s*[=:]?\s*(?:[A-Z
 _RETURN = lazy_re(r"\S+\.(?:cc|cu|h|cpp|c):\d+ -> (\d+)")
 
 
-_PLUGIN_FAIL = lazy_re(
+PLUGIN_FAIL = lazy_re(
     r"NET/OFI\s+(?:No eligible providers|Unable to find a protocol|Couldn'?t find any optimal provider|"
     r"Could not find any optimal provider|aws-ofi-nccl initialization failed|Initializing plugin failed|"
     r"OFI NCCL failure|(?:OFI )?fi_getinfo\(\) call failed)"
@@ -489,6 +489,8 @@ NCCL_SETUP_FAILURES: tuple[tuple[str, re.Pattern[str]], ...] = (
                         r"\brank \d+ of \d+ ranks has already checked in", re.I)),
     ("net_plugin", lazy_re(r"\bError: network .+ not found\b|Failed to initialize any NET plugin|"
                            r"NET/Plugin\s*:.*\bfailed to (?:load|initiali[sz]e)", re.I)),
+    ("topology", lazy_re(r"\bAttribute \w+ of node \w+ not found\b|\bXML (?:Import|Export) \w+ failed\b|"
+                            r"\bCould not find (?:GPU|NIC|CPU) \S+ in (?:the )?topology\b", re.I)),
     ("system_call", lazy_re(r"\bCall to \w+ failed\b|\bfailed\s*:\s*(?:Permission denied|No space left on device|"
                                r"Cannot allocate memory|Too many open files|Operation not permitted)", re.I)),
 )
@@ -500,7 +502,9 @@ segment for the ranks on one node that could not be created (/dev/shm too small 
 detected": the launcher's world size or device mapping is wrong; the bootstrap root's "rank 1 of 8 ranks has already
 checked in": two processes started with one rank), the network NCCL_NET asks for not provided by any loaded plugin
 ("Error: network AWS Libfabric not found": with NCCL_NET set NCCL does not fall back to its internal IB or Socket
-transports, NCCL environment variables, NCCL_NET), any other failed system call ("Call to X failed : <errno text>"). Classified by what
+transports, NCCL environment variables, NCCL_NET), a topology NCCL could not read (graph/xml.h's "Attribute arch of
+node cpu not found": a topology file, NCCL_TOPO_FILE or a plugin's, without what NCCL needs; its init returns
+ncclInternalError), any other failed system call ("Call to X failed : <errno text>"). Classified by what
 failed, not by one message; "retrying" lines are NCCL retrying and not failures by themselves. (NCCL troubleshooting,
 https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; ibv_modify_qp(3).)"""
 
@@ -649,7 +653,7 @@ def parse_nccl_log(text: str) -> NcclLog:
         if pv:
             _set(lg, "ofi_provider", lg.ofi_provider or pv.group(1).lower())
             lg.plugin_named.append(s)
-        if _PLUGIN_FAIL.search(s):
+        if PLUGIN_FAIL.search(s):
             lg.plugin_failures.append(s)
             continue
         if re.search(r"NET/IB\s*:\s*No device found|Net/IB: call to devices\(\) returned 0 devices", s, re.I):

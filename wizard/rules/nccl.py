@@ -970,6 +970,8 @@ _SETUP_MEANING = {
     "p2p": Msg("NCCL could not open a peer GPU's memory (CUDA IPC / peer access) for its P2P transport"),
     "shm": Msg("NCCL could not create the shared-memory segment the ranks on one node talk through"),
     "system_call": Msg("a system call NCCL made while setting up failed"),
+    "topology": Msg("NCCL could not read the system topology it was given (a topology XML file without an attribute "
+                    "it needs), so its communicator init fails"),
     "net_plugin": Msg("the network NCCL was told to use (NCCL_NET) is not provided by any network plugin it loaded, and "
                       "with NCCL_NET set it does not fall back to its own InfiniBand or socket transport"),
     "rank": Msg("the ranks do not agree on the job: a rank number past the world size, two ranks on one GPU, or two "
@@ -1075,6 +1077,11 @@ def _setup_remedy(kind: str, lines: list[str]) -> str:
                 "LD_LIBRARY_PATH or named by NCCL_NET_PLUGIN, built for this NCCL; the INFO line 'NET/Plugin: Could "
                 "not find' names what NCCL looked for. Or unset NCCL_NET to let NCCL pick its own transport. Then rerun "
                 "with NCCL_DEBUG=INFO and check it says 'Using network <name>'."))
+    if kind == "topology":
+        return (N_("Check the topology file NCCL reads: NCCL_TOPO_FILE (or the one a network plugin or cloud image "
+                "sets, e.g. /etc/nccl.conf or the plugin's XML) must describe this node with every attribute NCCL asks "
+                "for (the WARN names it), for this NCCL version; unset NCCL_TOPO_FILE to let NCCL detect the topology "
+                "itself, or install the file the platform ships for this instance type. Then rerun with NCCL_DEBUG=INFO."))
     if kind == "system_call":
         return (N_("Read the error after the failed call (the errno text): 'Permission denied' / 'Operation not "
                 "permitted' is a permission or container restriction, 'Cannot allocate memory' a memory or locked-memory "

@@ -452,6 +452,9 @@ SRC_VERBS_WC = ("ibv_poll_cq(3) man page, rdma-core (https://man7.org/linux/man-
                 "IBV_WC_RETRY_EXC_ERR, transport retry counter exceeded (the remote did not acknowledge: the remote "
                 "is down, the path is broken, or the link drops packets); IBV_WC_RNR_RETRY_EXC_ERR, RNR retry counter "
                 "exceeded")
+SRC_PLUGIN = ("aws-ofi-nccl README (https://github.com/aws/aws-ofi-nccl): the plugin needs a libfabric provider "
+              "(EFA on AWS) that fi_info lists; NCCL troubleshooting "
+              "(https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)")
 SRC_UCX = ("UCX documentation, FAQ and UCX_TLS (https://openucx.readthedocs.io/en/master/faq.html): UCX uses the "
            "transports named in UCX_TLS on the devices it finds; `ucx_info -d` lists the transports and devices this "
            "node has")
@@ -633,6 +636,18 @@ def judge(text: str) -> list[Finding]:
                             "the machine", quote=_quote(usage, 1)), "input", tuple(usage[:3]),
                         "Run the command as its help shows (`COMMAND -h`; on Windows some nvidia-smi options differ), "
                         "and give bringup what it prints.", SRC)]
+    from wizard.parsers.nccl import PLUGIN_FAIL  # one definition of a network plugin that failed to initialise
+
+    plugin = [ln.strip() for ln in lines if PLUGIN_FAIL.search(ln)]
+    if plugin:  # an old aws-ofi-nccl's own "WARN: Function: ..." lines, outside an NCCL log's format (round 82)
+        return [Finding("explain.program_said", Verdict.FAIL,
+                        Msg("NCCL's network plugin failed to initialise: {quote}; NCCL then falls back to its own "
+                            "InfiniBand or TCP socket transport, or fails where NCCL_NET names the plugin's network",
+                            quote=_quote(plugin)), "input", tuple(plugin[:5]),
+                        Msg("Make the plugin's provider usable where the job runs: for aws-ofi-nccl on EFA, `fi_info -p "
+                            "efa` must list the EFA devices (the EFA driver and libfabric installed; in a container "
+                            "the EFA devices passed in), and FI_PROVIDER must not name another provider; then rerun "
+                            "with NCCL_DEBUG=INFO and check the 'NET/OFI Selected provider is efa' line."), SRC_PLUGIN)]
     errors = _hits(lines, _ERROR)
     warns = _hits(lines, _WARN)
     if errors or warns:
