@@ -231,11 +231,23 @@ must not cost every detector a full scan (the judge still reads all of it)."""
 
 
 def detect(text: str) -> tuple[Kind | None, float]:
-    """The most confident kind for ``text`` (a detector that raises counts as 0)."""
+    """The most confident kind for ``text`` (a detector that raises counts as 0), read from its first
+    :data:`DETECT_HEAD_CHARS`; where they show no kind, from its last as many (a job's log whose error, a traceback's
+    last line, comes after pages of training output: held-out round 83)."""
+    if len(text) <= DETECT_HEAD_CHARS:
+        return _detect(text)
+    cut = text.rfind("\n", 0, DETECT_HEAD_CHARS)
+    found = _detect(text[: cut + 1 if cut > 0 else DETECT_HEAD_CHARS])
+    if found[0] is not None:
+        return found
+    start = text.find("\n", len(text) - DETECT_HEAD_CHARS)
+    tail = _detect(text[start + 1 if start >= 0 else len(text) - DETECT_HEAD_CHARS:])
+    return tail if tail[0] is not None else found
+
+
+def _detect(text: str) -> tuple[Kind | None, float]:
+    """:func:`detect` on ``text`` as it is."""
     kinds = KINDS
-    if len(text) > DETECT_HEAD_CHARS:
-        cut = text.rfind("\n", 0, DETECT_HEAD_CHARS)
-        text = text[: cut + 1 if cut > 0 else DETECT_HEAD_CHARS]
     best: Kind | None = None
     best_score = 0.0
     for k in kinds.values():
@@ -296,6 +308,9 @@ _IMAGE_PULL = lazy_re(
 it runs prints anything: a part made only of these is not an output, and is left out."""
 
 COMMANDS_SEEN: dict[int, str] = {}
+PROMPT_OF: dict[int, int] = {}
+"""During one split: a part's first line -> the line of the prompt whose command printed it (pieces of one command's
+output share it)."""
 """During one split: line number after a prompt -> the command typed at it."""
 
 
@@ -393,12 +408,14 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
     if any(x.strip() for x in cur):
         chunks.append((start, cur))
     COMMANDS_SEEN.clear()
+    PROMPT_OF.clear()
     typed = {i + 1: command_of(ln) for i, ln in enumerate(lines) if _splits(ln)}
     pieces: list[tuple[int, list[str]]] = []
     for first, chunk in chunks:
         for piece in _split_at_markers(first, chunk):
             if first in typed:  # every piece of one command's output carries that command
                 COMMANDS_SEEN[piece[0]] = typed[first]
+                PROMPT_OF[piece[0]] = first
             pieces.append(piece)
     chunks = pieces
     parts: list[tuple[int, list[str]]] = []
@@ -416,6 +433,7 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
                 parts.append((first + klines[0], [chunk[i] for i in klines]))
                 if first in COMMANDS_SEEN:
                     COMMANDS_SEEN[first + klines[0]] = COMMANDS_SEEN[first]
+                    PROMPT_OF[first + klines[0]] = PROMPT_OF.get(first, first)
                 continue
         parts.append((first, chunk))
     return parts
@@ -613,6 +631,7 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
     parts: list[Part] = []
     findings = []
     commands = dict(COMMANDS_SEEN)
+    prompts = dict(PROMPT_OF)
     nvcc_parts: list[tuple[str, str]] = []
     torch_parts: list[str] = []
     bodies: dict[str, list[str]] = {}  # kind -> its parts' text, for the judgements across parts
@@ -645,9 +664,11 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
                           first + len(lines) - 1, score))
         typed = " ".join(commands.get(first, "").split())
         if typed and k is not None:
-            # the same command run again later in the paste, giving the same kind of output, shows the state after
-            # the earlier run: the last one counts (pieces of one command's output are of different kinds)
-            for prev in [key for key in per_command if key[:2] == (typed, k.name)]:
+            # the same command run again later in the paste (at another prompt), giving the same kind of output, shows
+            # the state after the earlier run: the last one counts; pieces of one run's output (split at a traceback,
+            # held-out round 79) all count
+            here = prompts.get(first, first)
+            for prev in [key for key in per_command if key[:2] == (typed, k.name) and prompts.get(key[2], key[2]) != here]:
                 gone = per_command.pop(prev)  # once: inside the comprehension it was popped again for each finding
                 findings = [f for f in findings if id(f) not in gone]
             per_command[(typed, k.name, first)] = {id(f) for f in fs}

