@@ -75,6 +75,9 @@ _EVIDENCE_EXIT = lazy_re(r"^exit status (-?\d+)$")
 _EVIDENCE_FILE = lazy_re(r"^(/\S*): (no such file|no readable file|permission denied|is a directory)$")
 """bringup's note on a file it could not read (``/proc/modules: no such file``), :class:`FileResult`'s words."""
 FILE_ERRORS = (N_("no such file"), N_("no readable file"), N_("permission denied"), N_("is a directory"))
+_EVIDENCE_NO_GPU = lazy_re(r"^(?P<source>\S+): (?P<n>\d+) PCI functions, none with vendor (?P<vendor>0x[0-9a-f]{4}) and a "
+                           r"display class \((?P<classes>[^)]+)\)$")
+"""health.gpu_pci's note on a bus with no NVIDIA GPU (:mod:`wizard.rules.gpu_presence`)."""
 EVIDENCE_NOTES = frozenset({N_("(no EDAC counters found)")})
 """Whole evidence lines that are bringup's own notes (not what a command or file said): shown translated."""
 
@@ -97,6 +100,10 @@ def evidence_shown(line: str) -> str:
     m = _EVIDENCE_FILE.match(line)
     if m:  # walk 35 #5: "/proc/modules: no such file" stayed English among translated findings
         return _("{path}: {why}").format(path=m.group(1), why=_(m.group(2)))
+    m = _EVIDENCE_NO_GPU.match(line)
+    if m:  # walk 35 #5
+        return _("{source}: {n} PCI functions, none with vendor {vendor} and a display class ({classes})").format(
+            **m.groupdict())
     return _(line) if line in EVIDENCE_NOTES else line
 
 
