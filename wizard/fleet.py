@@ -209,12 +209,7 @@ class _FleetHost:
                 else:
                     fut.set_result(remote_result(argv, rc, out, err, dt))
         except BaseException as exc:  # cancelled (node timeout) or a bug: every waiter hears it
-            for _, _, fut in live:
-                if not fut.done():
-                    if isinstance(exc, asyncio.CancelledError):
-                        fut.cancel()
-                    else:
-                        fut.set_exception(exc)
+            _tell_waiters([fut for *_, fut in live], exc)
             raise
 
     async def builtin(self, name: str) -> CommandResult:
@@ -272,13 +267,19 @@ class _FleetHost:
                     fut.set_result(FileResult(arg, data, duration_s=dt) if err is None else
                                    FileResult(arg, None, _read_error(err), dt))
         except BaseException as exc:  # cancelled (node timeout) or a bug: every waiter hears it
-            for _, _, fut in live:
-                if not fut.done():
-                    if isinstance(exc, asyncio.CancelledError):
-                        fut.cancel()
-                    else:
-                        fut.set_exception(exc)
+            _tell_waiters([fut for *_, fut in live], exc)
             raise
+
+
+def _tell_waiters(futs: "list[asyncio.Future[Any]]", exc: BaseException) -> None:
+    """A batch that was cancelled (the node's timeout) or failed: each waiter still waiting is cancelled too, or gets
+    the exception."""
+    for fut in futs:
+        if not fut.done():
+            if isinstance(exc, asyncio.CancelledError):
+                fut.cancel()
+            else:
+                fut.set_exception(exc)
 
 
 def _consume(task: "asyncio.Future[Any]") -> None:
