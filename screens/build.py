@@ -40,6 +40,7 @@ class PaneList(OptionList):
 
 class BuildScreen(Screen[None]):
     app: BringupApp  # for type checkers only: the App this runs in (Textual types it App[object])
+    FOOTER_KEEP = ("switch_list",)  # tab is the way between the two lists: kept at 60 columns (walk 35 #8)
     BINDINGS = [
         Binding("tab,shift+tab", "switch_list", "Switch"),  # short: the 80-column footer keeps s (walk 33 #3)
         Binding("c", "check_stage", "Check stage"),

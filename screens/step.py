@@ -95,6 +95,7 @@ class FindingBox(Collapsible):
 
 class StepScreen(Screen[None]):
     app: BringupApp  # for type checkers only: the App this runs in (Textual types it App[object])
+    FOOTER_KEEP = ("sizing",)  # a plan step is done with z: its footer keeps it at 60 columns (walk 35 #8)
     BINDINGS = [
         Binding("c", "check", "Check"),
         Binding("a", "run_action", "Run"),

@@ -68,7 +68,7 @@ class KeyFooter(Footer):
 
     When the keys do not fit it first draws them compact (one space between a key and its word), then leaves
     out whole keys: those of :data:`FOOTER_DROP_FIRST` in that order, then the rightmost, never those of
-    :data:`FOOTER_KEEP`. F1's word then says how many keys it left out ("Help +2"); they all still work. Quit is the
+    :data:`FOOTER_KEEP`; a screen's own ``FOOTER_KEEP`` (the key the screen is about) goes last. F1's word then says how many keys it left out ("Help +2"); they all still work. Quit is the
     last key left out (walk 32 #5: the overview at 80 columns hid how to leave)."""
 
     def __init__(self) -> None:
@@ -106,8 +106,12 @@ class KeyFooter(Footer):
             said = getattr(self.screen, "footer_word", None)
             return (said(b) if callable(said) else None) or _(b.description)
 
-        order = [a for a in FOOTER_DROP_FIRST if a in seen]
-        order += [b.action for b, _e, _t, _k in reversed(items) if b.action not in order and b.action not in FOOTER_KEEP]
+        # a screen may keep the key it is about (the plan steps' z, the overview's tab: walk 35 #8): left out last
+        keep = set(getattr(self.screen, "FOOTER_KEEP", ()))
+        order = [a for a in FOOTER_DROP_FIRST if a in seen and a not in keep]
+        order += [b.action for b, _e, _t, _k in reversed(items)
+                  if b.action not in order and b.action not in FOOTER_KEEP and b.action not in keep]
+        order += [a for a in FOOTER_DROP_FIRST if a in seen and a in keep]
 
         kept, todo = list(items), list(order)
         compact = self._cells(words(kept), False) > width

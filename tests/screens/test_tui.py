@@ -902,6 +902,25 @@ async def test_the_overview_footer_keeps_quit_at_80x24(state_dir, devvm_host):
         assert {"s", "tab"} <= shown, shown  # walk 33 #3: skipping a stage (single-node builds) and the other list
 
 
+async def test_at_60x20_the_footer_keeps_the_key_a_screen_is_about(state_dir, devvm_host):
+    """Walk 35 #8: at 60x20 the overview's footer left out tab (the way between its two lists) and plan.workload's
+    left out z (the step is done with it); both screens keep theirs, F1 counting what went."""
+    from screens.widgets import KeyFooter
+    from textual.widgets._footer import FooterKey
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await start_new_build(pilot, app)
+        assert isinstance(app.screen, StepScreen) and app.screen.step_id == "plan.workload"
+        footer = app.screen.query_one(KeyFooter)
+        assert "z" in {k.key_display for k in footer.query(FooterKey)}, footer.left_out
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BuildScreen)
+        footer = app.screen.query_one(KeyFooter)
+        assert "tab" in {k.key_display for k in footer.query(FooterKey)}, footer.left_out
+
+
 async def test_overview_is_walkable_with_tab_and_arrows(state_dir, devvm_host):
     app = app_for(state_dir, devvm_host)
     async with app.run_test(size=SIZE) as pilot:
