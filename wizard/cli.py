@@ -1615,6 +1615,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             continue
         shown = plan_value(new)
         print(_("set {key} = {value}").format(key=k, value=shown) if old == new else
+              _("set {key} = {value} (was unset)").format(key=k, value=shown) if old is None else  # walk 35 #15
               _("set {key} = {value} (was {was})").format(key=k, value=shown, was=was))
     if recheck:  # walk 30 #1: the steps whose verdict was judged against the old answer
         _print_wrapped("", _("these steps were checked before this change; check them again: {steps} (`bringup check`, or c on "

@@ -191,6 +191,8 @@ def test_plan_answers_feed_the_checks(tmp_path):
     r = run("--state", state, "plan", "gpu_count=8", "numa_nodes=64", "scheduler=kubernetes")
     # what it set, one line each, not the whole plan (walk 17)
     assert r.returncode == 0 and "set gpu_count = 8 (was unset)" in r.stdout and "data_path" not in r.stdout
+    zh = run("--state", state, "--lang", "zh_CN", "plan", "hostfile=/tmp/hosts")  # walk 35 #15: "（原为 未设置）"
+    assert "已设置 hostfile = \"/tmp/hosts\"（原为未设置）" in zh.stdout, zh.stdout
     # a model no table names is kept, with a warning (walk 18: driver.branch then said "no gpu_model in the plan")
     odd = run("--state", state, "plan", "gpu_model=H999")
     assert odd.returncode == 0 and "not a GPU bringup's tables name" in odd.stderr
