@@ -473,6 +473,15 @@ def test_unreachable_nodes_are_said_in_the_readers_language_and_json_keeps_engli
     rows = [ln for ln in zh.stdout.splitlines() if ln.startswith("gpu00")][:2]
     assert len(rows) == 2 and all(ln.split()[1] == "失败" and "  无法连接：ssh" in ln for ln in rows), zh.stdout
     assert zh.stdout.rstrip().splitlines()[-1] == "总体：失败（失败：gpu[001-002]）", zh.stdout
+    # walk 36 #2: the reason's wrapped line sits under the reason, counted in terminal cells (失败 is four)
+    from rich.cells import cell_len
+
+    lines = zh.stdout.splitlines()
+    first = lines.index(rows[0])
+    start = cell_len(rows[0][:rows[0].index("无法连接")])
+    if first + 1 < len(lines) and lines[first + 1].startswith(" "):
+        cont = lines[first + 1]
+        assert len(cont) - len(cont.lstrip(" ")) == start, (rows[0], cont)
     en = _bringup("--state", str(tmp_path / "s"), "--lang", "en", "check", "--nodes", "gpu[001-002]", *common,
                   timeout=120)
     assert re.search(r"^gpu001  fail    unreachable: ssh", en.stdout, re.M), en.stdout

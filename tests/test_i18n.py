@@ -396,6 +396,17 @@ def test_check_text_wraps_chinese_by_terminal_cells():
     assert "".join(ln.strip() for ln in lines).replace(" ", "") == ("[SKIP]bios.memory_channels" + text).replace(" ", "")
 
 
+def test_full_width_closing_punctuation_never_starts_a_line_whatever_follows_it():
+    """Walk 35 #6 / walk 36 #7: "，`lspci -d 10de:`" and "”，NVIDIA" started lines: a full-width closing mark (after a
+    closing quote too) stays with the word before it even where a command or Latin text follows, at every width."""
+    texts = ("此检查读取 /sys/bus/pci，GPU 一枚举出来就能看到（装有 pciutils 时，`lspci -d 10de:` 也能看到）。",
+             "对所有 GPU 运行 `dcgmi diag -r 2 -j`（中等验证：部署、PCIe、显存；“约两分钟”，NVIDIA dcgmi diag 参考），运行期间")
+    for text in texts:
+        for width in range(16, 80):
+            starts = [ln for ln in i18n.wrap(text, width, fold=True) if ln.strip()[:1] in "，。、；：！？）」』】》"]
+            assert not starts, (width, starts)
+
+
 def test_cli_wrap_keeps_closing_punctuation_on_a_first_line_that_fills_the_width():
     """Walk 27 #13: a report's "wrote PATH: 未就绪", longer than the terminal, was followed by a line starting with
     "；4 条阻塞性检查结果". The semicolon stays on the first line (kinsoku: it never starts one); what follows it

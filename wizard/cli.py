@@ -1291,7 +1291,7 @@ def cmd_check_fleet(args: argparse.Namespace, sel: list[Any], stage: str | None)
         line = f"{r['node']:<{width}}  {_ljust(_(r['verdict'].value), 8)}"
         if r["reason"]:  # its time too (walk 33 #11: the time column was empty for an unreachable node)
             _print_wrapped(line, _("{kind}: {message}").format(kind=_(r["reason"]), message=r["error"])
-                           + f" ({seconds_text(r['seconds'])} s)", tw, min(len(line), 24))
+                           + f" ({seconds_text(r['seconds'])} s)", tw, min(cell_len(line), 24))
             continue
         else:
             line += "".join(_ljust(cell(r, sid), cols[sid]) for sid in ids) + f"{seconds_text(r['seconds'])} s"

@@ -93,7 +93,7 @@ def line_word(path_longer_than: int = PATH_MIN - 1, code_longest: int = 60) -> s
     characters, numbers before a unit, long paths or that punctuation splits as ``\S+``, Textual's and Rich's own
     word."""
     return (rf"[{OPENING}]*(?:{code_span(code_longest)}|{STATUS_TAG}|{NUMBER_UNIT}|{path_part(path_longer_than)}|[{WIDE}]|"
-            rf"[^\s{WIDE}]+)(?:[{CLOSING}]+(?=\s|$|[{WIDE}])|[{WIDE_CLOSING}]+)?")
+            rf"[^\s{WIDE}]+)(?:[{CLOSING}]*[{WIDE_CLOSING}]+|[{CLOSING}]+(?=\s|$|[{WIDE}]))?")
 
 
 STATUS_TAG = r"\[[^\s\[\]]{1,8}\]"

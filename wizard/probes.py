@@ -72,9 +72,11 @@ class ProbeOutput:
 _EVIDENCE_ERROR = lazy_re(r"^error: (?:(command not found|permission denied): (\S+)|timed out after ([\d.]+) s|"
                              r"(not in snapshot))$")
 _EVIDENCE_EXIT = lazy_re(r"^exit status (-?\d+)$")
-_EVIDENCE_FILE = lazy_re(r"^(/\S*): (no such file|no readable file|permission denied|is a directory)$")
+_EVIDENCE_FILE = lazy_re(r"^((?:ls -d )?/\S*(?: /\S*){0,7}): (no such file|no such directory|no readable file|"
+                         r"permission denied|is a directory)$")
 """bringup's note on a file it could not read (``/proc/modules: no such file``), :class:`FileResult`'s words."""
-FILE_ERRORS = (N_("no such file"), N_("no readable file"), N_("permission denied"), N_("is a directory"))
+FILE_ERRORS = (N_("no such file"), N_("no such directory"), N_("no readable file"), N_("permission denied"),
+               N_("is a directory"))
 _EVIDENCE_NO_GPU = lazy_re(r"^(?P<source>\S+): (?P<n>\d+) PCI functions, none with vendor (?P<vendor>0x[0-9a-f]{4}) and a "
                            r"display class \((?P<classes>[^)]+)\)$")
 """health.gpu_pci's note on a bus with no NVIDIA GPU (:mod:`wizard.rules.gpu_presence`)."""

@@ -492,7 +492,7 @@ async def test_results_in_chinese(state_dir):
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_sizing(pilot)
             per_gpu = screen.result_plain("per_gpu")
-            assert "每 GPU 显存" in per_gpu and "不足 50.3 GB" in per_gpu and "SHORT" not in per_gpu
+            assert "每 GPU 显存" in per_gpu and "还差 50.3 GB" in per_gpu and "SHORT" not in per_gpu
             states = screen.result_plain("model_states")
             assert "每 GPU 模型状态（ZeRO-0，Nd 8）" in states and "112.0 GB" in states
             assert "fp32 主权重：7.00e9 x 4 B = 28.0 GB" in states
