@@ -308,10 +308,10 @@ _IMAGE_PULL = lazy_re(
 it runs prints anything: a part made only of these is not an output, and is left out."""
 
 COMMANDS_SEEN: dict[int, str] = {}
+"""During one split: line number after a prompt -> the command typed at it."""
 PROMPT_OF: dict[int, int] = {}
 """During one split: a part's first line -> the line of the prompt whose command printed it (pieces of one command's
 output share it)."""
-"""During one split: line number after a prompt -> the command typed at it."""
 
 
 _TOPO_M_LEGEND = lazy_re(r"^\s*NV#\s+= Connection traversing a bonded set of")

@@ -25,7 +25,7 @@ from wizard.facts import facts_of
 from wizard.i18n import N_, Msg
 from wizard.hosts import (
     DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, MAX_OUTPUT_BYTES, CommandResult, FileResult, SSHHost, remote_result,
-    ssh_failed,
+    ssh_failed, ssh_timed_out,
 )
 from wizard.model import Finding, Step, Verdict, overall, worst
 from wizard.rules import fleet as fleet_rules
@@ -204,8 +204,7 @@ class _FleetHost:
                 if fut.done():
                     continue
                 if rc == 124:
-                    fut.set_result(CommandResult(argv, 124, out, err, dt,
-                                                 error=f"timed out after {t:g} s (on {self.name} over ssh)"))
+                    fut.set_result(CommandResult(argv, 124, out, err, dt, error=ssh_timed_out(t, self.name)))
                 else:
                     fut.set_result(remote_result(argv, rc, out, err, dt))
         except BaseException as exc:  # cancelled (node timeout) or a bug: every waiter hears it

@@ -333,6 +333,12 @@ def ssh_failed(result: CommandResult) -> bool:
     return result.rc == SSH_FAILED_RC and result.error.startswith("ssh ")
 
 
+def ssh_timed_out(timeout_s: float, name: str) -> str:
+    """The error of a command on a node that ran past its limit (seconds), as :meth:`SSHHost.run` and the fleet's
+    batches of commands give it."""
+    return f"timed out after {timeout_s:g} s (on {name} over ssh)"
+
+
 def remote_result(argv: list[str], rc: int | None, out: bytes, err: bytes, duration_s: float) -> CommandResult:
     """A command's result on a node, from its exit status and output (cut at :data:`MAX_OUTPUT_BYTES`): a command the
     node lacks (127 with the shell's or env's words) gets ``error`` "command not found: X", as a local run says it, so
@@ -427,7 +433,7 @@ class SSHHost:
             out, err, timed_out = b"", b"", False
         if timed_out:
             return CommandResult(argv, 124, out[:MAX_OUTPUT_BYTES], err[:MAX_OUTPUT_BYTES], time.monotonic() - t0,
-                                 error=f"timed out after {timeout_s:g} s (on {self.name} over ssh)")
+                                 error=ssh_timed_out(timeout_s, self.name))
         rc = proc.returncode
         if rc == SSH_FAILED_RC:
             why = ssh_error_text(err)

@@ -152,6 +152,8 @@ def torch_note(python: str) -> str:
     which failed at once): "" when it can, or when that cannot be told quickly (10 s)."""
     from wizard.i18n import Msg
 
+    if python == sys.executable and torch_importable():  # bringup's own Python: asked in-process, no child
+        return ""
     try:
         r = subprocess.run([python, "-c", TORCH_FIND_CODE], capture_output=True, timeout=10,
                            stdin=subprocess.DEVNULL)
@@ -167,12 +169,10 @@ def torch_note(python: str) -> str:
 
 
 def _notes(*notes: str) -> str:
-    """Notes for the confirmation, in order, the empty ones left out."""
-    kept = [n for n in notes if n]
-    out = kept[0] if kept else ""
-    for n in kept[1:]:
-        out = out + " " + n
-    return out
+    """Notes for the confirmation, in order, the empty ones left out (each a piece of its own: shown translated)."""
+    from wizard.i18n import joined
+
+    return joined(" ", [n for n in notes if n])
 
 
 def gpu_count(ctx: ActionContext) -> int | None:
