@@ -162,8 +162,11 @@ def command_lines(width: int = 54) -> str:
 
 
 class HelpScreen(ModalScreen[None]):
+    # the help is longer than the screen at 80x24: the footer says how to page through it (walk 36 #13)
     BINDINGS = [Binding("escape", "close", "Close"), Binding("f1", "close", "Close", show=False),
-                Binding("q", "close", "Close", show=False)]
+                Binding("q", "close", "Close", show=False),
+                Binding("pagedown", "page(1)", "Scroll", priority=True),
+                Binding("pageup", "page(-1)", "Scroll", show=False, priority=True)]
 
     def __init__(self, opened_from: type | None = None) -> None:
         """``opened_from``: the class of the screen F1 was pressed on; the help opens at its section."""
@@ -192,6 +195,11 @@ class HelpScreen(ModalScreen[None]):
             # after the first layout: the keys of the screen F1 was pressed on at the top (not "Every screen")
             self.call_after_refresh(lambda: self.query_one("#help", VerticalScroll).scroll_to(
                 y=self.query_one("#help-keys").virtual_region.y + row, animate=False))
+
+    def action_page(self, direction: int) -> None:
+        """A page down (1) or up (-1), wherever the focus is."""
+        box = self.query_one("#help", VerticalScroll)
+        (box.scroll_page_down if direction > 0 else box.scroll_page_up)(animate=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -381,7 +381,7 @@ def test_errors_are_capped_at_fifty(tmp_path, capsys):
     assert main(["answers", "check", str(f)]) == 3
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 52 and err[0].startswith(f"{f}:3:1: error: unknown plan key 'nokey0'")
-    assert err[50] == f"{f}: ... and 10 more errors" and err[51] == f"{f}: invalid (60 error(s))"
+    assert err[50] == f"{f}: ... and 10 more errors" and err[51] == f"{f}: invalid (60 errors)"
     assert main(["--state", str(tmp_path / "s"), "auto", "--answers", str(f)]) == 3
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 52 and err[50] == f"{f}: ... and 10 more errors" and not list_builds(tmp_path / "s")

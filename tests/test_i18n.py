@@ -416,8 +416,8 @@ def test_cli_wrap_keeps_closing_punctuation_on_a_first_line_that_fills_the_width
     first = "已写出 /tmp/walk27-state/builds/20261205T135959Z-vm/report-20261205T141602Z.html：未就绪"
     lines = _wrap(first, "；4 条阻塞性检查结果，4 个步骤失败，25 个未完成", 80, 4)
     assert lines == [first + "；", "    4 条阻塞性检查结果，4 个步骤失败，25 个未完成"], lines
-    en = _wrap(first.replace("已写出", "wrote").replace("：未就绪", ": not ready"), "; 4 blocking finding(s)", 80, 4)
-    assert en[0].endswith(": not ready;") and en[1:] == ["    4 blocking finding(s)"], en
+    en = _wrap(first.replace("已写出", "wrote").replace("：未就绪", ": not ready"), "; 4 blocking findings", 80, 4)
+    assert en[0].endswith(": not ready;") and en[1:] == ["    4 blocking findings"], en
 
 
 def test_cli_wrap_folds_a_word_longer_than_the_room():

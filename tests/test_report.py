@@ -99,7 +99,9 @@ def test_report_of_a_real_case_bundle_holds_inventory_findings_and_verdict(case_
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
     # failed and not done counted apart, as the hand-over dialog counts them (walk 18)
     failed = sum(s["status"] == "failed" for s in doc["steps_not_done"])
-    assert f"{failed} step(s) failed, {len(doc['steps_not_done']) - failed} not done" in p.stdout, p.stdout
+    steps_failed = f"{failed} step failed" if failed == 1 else f"{failed} steps failed"  # singular and plural (walk 36 #12)
+    assert f"{steps_failed}, {len(doc['steps_not_done']) - failed} not done" in p.stdout, p.stdout
+    assert "(s)" not in p.stdout, p.stdout
     node = doc["nodes"][0]
     assert node["name"] == "case-node" and node["source"]["kind"] == "snapshot" and doc["verdict"] == "not ready"
     inv = node["inventory"]

@@ -160,3 +160,23 @@ def test_a_sub_test_that_measured_nothing_says_so():
         i18n.set_language("en")
     assert zh is not None and "no CUDA device" not in zh
     assert event_line(_ev(rank=0, event="result", test="gemm", ok=True, summary={"tflops": 1.0})) is None
+
+
+def test_a_run_that_ended_in_under_a_second_does_not_say_zero_seconds():
+    """walk 36 #11: a facts-only multi-node run that reached no node ended "测试在 0 s 后结束", as if it had not run;
+    under half a second it says "in under a second", longer runs their whole seconds."""
+    from wizard import i18n
+
+    def ended(duration_s):
+        live = LiveView()
+        live.add(0, [_ev(event="start", test="multinode", device="cpu", world_size=2),
+                     _ev(event="end", test="multinode", status=1, duration_s=duration_s)])
+        return live.progress_line()
+
+    assert ended(0.04).startswith("tests finished in under a second") and " 0 s" not in ended(0.04)
+    assert ended(12.4).startswith("tests finished after 12 s")
+    i18n.set_language("zh_CN")
+    try:
+        assert ended(0.04).startswith("测试不到 1 秒即结束")
+    finally:
+        i18n.set_language("en")

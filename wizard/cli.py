@@ -903,7 +903,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         note = (Msg("nothing was verified: every check was not applicable here") if not waiting else
                 Msg("nothing was verified: every check waits (for a GPU on the PCI bus, or a plan answer)")
                 if waiting == len(findings) else
-                Msg("nothing was verified: {n} check(s) wait (for a GPU on the PCI bus, or a plan answer), the others "
+                Msg("nothing was verified: {n} check waits (for a GPU on the PCI bus, or a plan answer), the others "
+                    "do not apply here", n=waiting) if waiting == 1 else
+                Msg("nothing was verified: {n} checks wait (for a GPU on the PCI bus, or a plan answer), the others "
                     "do not apply here", n=waiting))
     if opt(args, "json"):
         doc = check_doc(identity, verdict, findings, stage, opt(args, "snapshot"), started, note)
@@ -2619,15 +2621,16 @@ def cmd_report(args: argparse.Namespace) -> int:
                   file=sys.stderr)
     if where != "standard output":
         c = report["changes"]
+        blocking = len(report["blocking"])
+        failed = sum(s["status"] == "failed" for s in report["steps_not_done"])
+        counts = (ngettext("{n} blocking finding", "{n} blocking findings", blocking).format(n=blocking),
+                  ngettext("{n} step failed", "{n} steps failed", failed).format(n=failed),
+                  _("{n} not done").format(n=len(report["steps_not_done"]) - failed))
         # "wrote PATH: VERDICT" stays one line (a log or a grep reads it); the counts wrap under it (walk 19)
         _print_wrapped(_("wrote {path}: {verdict}").format(path=where, verdict=_(report["verdict"])), ""
               # failed and not done counted apart, as the hand-over dialog counts them (walk 18: "58 not done" here
               # was "5 failed, 53 not done" there)
-              + (_("; {blocking} blocking finding(s), {failed} step(s) failed, {not_done} not done").format(
-                  blocking=len(report["blocking"]),
-                  failed=sum(s["status"] == "failed" for s in report["steps_not_done"]),
-                  not_done=sum(s["status"] != "failed" for s in report["steps_not_done"]))
-                 if report["verdict"] == "not ready" else "")
+              + (_("; ") + _(", ").join(counts) if report["verdict"] == "not ready" else "")
               + (_("; since the previous report: {new} new{which}, {resolved} resolved{by_plan}, {changed} changed").format(
                   new=len(c["new"]), which=new_findings_said(c["new"]), resolved=len(c["resolved"]),
                   by_plan=resolved_by_plan_said(c["resolved"]), changed=len(c["changed"])) if c["previous"] else ""),
@@ -2777,7 +2780,8 @@ def cmd_answers(args: argparse.Namespace) -> int:
         except ans.AnswersError as exc:
             for line in ans.error_lines(exc):
                 print(line, file=sys.stderr)
-            print(_("{file}: invalid ({count} error(s))").format(file=exc.source, count=len(exc.errors)), file=sys.stderr)
+            print(ngettext("{file}: invalid ({count} error)", "{file}: invalid ({count} errors)", len(exc.errors)).format(
+                file=exc.source, count=len(exc.errors)), file=sys.stderr)
             return EXIT_ERROR
         print(_("{file}: valid: {summary}").format(file=args.file, summary=tr(a.summary())))
         from wizard.plan import plan_warnings
@@ -2844,7 +2848,9 @@ def cmd_auto(args: argparse.Namespace) -> int:
     except ans.AnswersError as exc:
         for line in ans.error_lines(exc):
             print(line, file=sys.stderr)
-        print(_("bringup: error: ") + _("{file} is not a valid answers file ({count} error(s)): nothing was run").format(
+        print(_("bringup: error: ") + ngettext("{file} is not a valid answers file ({count} error): nothing was run",
+                                          "{file} is not a valid answers file ({count} errors): nothing was run",
+                                          len(exc.errors)).format(
             file=exc.source, count=len(exc.errors)), file=sys.stderr)
         return EXIT_ERROR
     a = dataclasses.replace(a, source=str(Path(args.answers).absolute()))

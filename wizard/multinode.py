@@ -885,7 +885,8 @@ class Launcher:
         for name, oc in outcomes.items():
             n = by[name]
             if oc.timed_out:
-                started = (Msg("{n} rank(s) had started", n=oc.started_ranks) if oc.started_ranks
+                started = (Msg("{n} rank had started", n=oc.started_ranks) if oc.started_ranks == 1
+                           else Msg("{n} ranks had started", n=oc.started_ranks) if oc.started_ranks
                            else Msg("no rank had started"))
                 self.out.error("hang", name, Msg("{name}'s torchrun was still running after the {timeout_s:g} s run "
                                                  "timeout in group {group} ({started}); stopped", name=name,

@@ -559,6 +559,20 @@ async def test_help_and_build_overview_keys(state_dir, devvm_host):
 
         subcommands = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
         assert all(f"  {name:<9} " in shown for name in subcommands.choices)
+        # longer than the screen: the footer says how to page through it, and pagedown does (walk 36 #13)
+        from screens.widgets import KeyFooter
+        from textual.widgets._footer import FooterKey
+
+        box = app.screen.query_one("#help")
+        keys = {k.key_display: k.description for k in app.screen.query_one(KeyFooter).query(FooterKey)}
+        assert keys.get("pgdn") == "Scroll" and box.max_scroll_y > 0, keys
+        y0 = box.scroll_y
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert box.scroll_y > y0
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert box.scroll_y == y0
         await pilot.press("escape")
         await pilot.press("n")
         await settle(pilot, app)
@@ -1616,6 +1630,24 @@ async def test_an_action_with_nothing_to_do_says_so_and_points_at_the_check(stat
         await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(app.screen, ManualDialog) and app.build.store.action_runs() == []
+
+
+async def test_an_action_that_cannot_run_here_is_titled_so_with_why_in_its_text(state_dir, devvm_host):
+    """walk 36 #10: DCGM's level-1 diagnostic on a machine without DCGM opened a dialog titled "Do this by hand"
+    (需要人工完成), which read as a step done by a person; it is titled "Cannot run this here" and says why (DCGM is
+    not installed) and what to do. Nothing is recorded as run."""
+    from screens.dialogs import ManualDialog
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        assert await ask_action(pilot, app, "health.dcgm_l1", ManualDialog)
+        shown = screen_text(app)
+        assert "Cannot run this here" in shown and "Do this by hand" not in shown
+        assert "DCGM" in shown and "dcgmi" in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.build.store.action_runs() == []
 
 
 async def test_missing_hostfile_dialog_takes_the_path(state_dir, devvm_host, tmp_path, monkeypatch):
