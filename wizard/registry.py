@@ -365,6 +365,8 @@ def _build_kinds() -> dict[str, Kind]:
         host.judge_top_text, ("top -b -n 1 | head -5",)),
     Kind("swapon", "swapon --show [--output-all]", p_hosttools.detect_swapon, host.judge_swapon_text,
         ("swapon --show --output-all",)),
+    Kind("zramctl", "zramctl (compressed swap in RAM)", p_hosttools.detect_zramctl, host.judge_zramctl_text,
+        ("zramctl --output-all",)),
     Kind("proc-swaps", "/proc/swaps (or swapon -s)", p_host.detect_proc_swaps, os_rules.judge_proc_swaps,
         ("cat /proc/swaps",)),
     Kind("df", "df (-h, -T, -P: filesystem use, /dev/shm)", p_host.detect_df, os_rules.judge_df_text,

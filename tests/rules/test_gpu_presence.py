@@ -600,3 +600,22 @@ def test_an_unknown_error_cell_in_a_headerless_csv_warns_naming_its_column():
     warn = [f for f in fs if f.verdict is Verdict.WARN]
     assert len(warn) == 1 and warn[0].message.startswith("GPU 0: nvidia-smi cannot read its column 7 ([Unknown Error])")
     assert any(f.verdict is Verdict.PASS and "the other 7 GPUs answer" in f.message for f in fs)
+
+
+def test_a_cuda_newer_than_the_driver_is_the_forward_compat_library_and_warns_off_data_center_gpus() -> None:
+    """Held-out round 88 (real, a container on a GeForce RTX 2080 Ti): driver 450.102.04 with "CUDA Version: 11.2".
+    CUDA 11.2 needs driver 460.27.03 (NVIDIA's Table 3), so the 11.2 libcuda is the forward-compatibility package's,
+    which NVIDIA supports only on data-center GPUs: on this GeForce CUDA fails with error 804. driver.version warns
+    and no longer says the driver "supports CUDA up to 11.2". The same table on a data-center GPU passes, saying
+    so; a Jetson's L4T driver (540.4.0 with CUDA 12.6, another numbering) is not judged by the x86_64 table."""
+    from wizard.explain import explain_text
+
+    t = text(PUBLIC / "nvidia-smi__rtx2080ti-driver-450-reports-cuda-11-2-in-container.txt")
+    (dv,) = [f for f in explain_text(t, "x").findings if f.id == "driver.version"]
+    assert dv.verdict is Verdict.WARN and "forward-compatibility" in dv.message and "804" in dv.message
+    assert "460.27.03" in dv.message and "supports CUDA up to 11.2" not in dv.message and "11.0" in dv.remedy
+    dc = t.replace("GeForce RTX 208...", "Tesla T4          ")
+    (ok,) = [f for f in explain_text(dc, "y").findings if f.id == "driver.version"]
+    assert ok.verdict is Verdict.PASS and "supported on data-center GPUs" in ok.message
+    jetson = explain_text(text(PUBLIC / "nvidia-smi__jetson-orin-nvgpu-na-fields.txt"), "j")
+    assert all("forward" not in f.message for f in jetson.findings if f.id == "driver.version")

@@ -196,3 +196,27 @@ def test_tops_summary_with_swap_full_warns_on_swap_not_on_memory():
     assert e.kind == "top-memory" and e.verdict is Verdict.WARN
     assert [f.verdict for f in e.findings if f.id == "os.memory_pressure"] == [Verdict.PASS]
     assert [f.verdict for f in e.findings if f.id == "os.swap"] == [Verdict.WARN]
+
+
+def test_zramctl_swap_in_light_use_passes_and_heavy_or_full_warns() -> None:
+    """Held-out round 89 (real `zramctl --output-all`): /dev/zram0 as swap, 2.9 GiB of 11.3 GiB stored in 1.3 GiB of
+    RAM: os.swap passes through the one swap rule. The same device 93 % full (synthetic numbers) is heavy use, a warn
+    (issue 10: zram 90 % full on a training node warns whatever the swap policy); a zram device that is not swap
+    says zramctl cannot tell about other swap (unknown)."""
+    from wizard.explain import explain_text
+    from wizard.parsers.hosttools import detect_zramctl, parse_zramctl
+
+    t = text(PUBLIC / "zramctl__zram0-11g-lzo-rle-2.3x-compression-swap.txt")
+    assert detect_zramctl(t) == 1.0 and detect_zramctl("NAME TYPE SIZE USED PRIO\n/dev/sda2 partition 8G 0B -2\n") == 0
+    (dev,), header, problems = parse_zramctl(t)
+    assert dev.name == "/dev/zram0" and dev.mountpoint == "[SWAP]" and problems == []
+    assert dev.disksize == int(11.3 * 1024 ** 3) and dev.data == int(2.9 * 1024 ** 3)
+    r = explain_text(t, "z")
+    assert r.kind == "zramctl" and [(f.id, f.verdict) for f in r.findings] == [("os.swap", Verdict.PASS)]
+    assert "2.9 GiB of 11.3 GiB" in r.findings[0].message and "RAM" in r.findings[0].message
+    heavy = t.replace("11.3G  2.9G", "11.3G 10.5G")
+    (w,) = hosttools.judge_zramctl_text(heavy, {})
+    assert w.verdict is Verdict.WARN and "heavy use" in w.message and w.remedy
+    not_swap = "NAME       ALGORITHM DISKSIZE DATA COMPR TOTAL STREAMS MOUNTPOINT\n/dev/zram1 zstd           4G   0B    0B    0B       8 /var/tmp\n"
+    (u,) = hosttools.judge_zramctl_text(not_swap, {})
+    assert u.verdict is Verdict.UNKNOWN and "not used as swap" in u.message

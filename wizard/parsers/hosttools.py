@@ -208,6 +208,54 @@ def parse_swapon(text: str) -> tuple[list[SwapDevice], str, list[str]]:
     return devs, header, problems
 
 
+# ------------------------------------------------------------------ zramctl
+
+
+@dataclass(frozen=True)
+class ZramDevice:
+    """One row of ``zramctl``: sizes in bytes (util-linux prints binary units, "11.3G" = 11.3 GiB, or plain bytes
+    with --bytes). ``data``: the uncompressed data stored; ``total``: the RAM it takes, compressed, with metadata."""
+
+    name: str
+    disksize: int | None
+    data: int | None
+    total: int | None
+    mountpoint: str
+    line: str
+
+
+_ZRAM_HEADER = lazy_re(r"^NAME\s+(?=.*\bDISKSIZE\b)(?=.*\bDATA\b)[A-Z -]+$", re.M)
+
+
+def parse_zramctl(text: str) -> tuple[list[ZramDevice], str, list[str]]:
+    """``zramctl`` (default columns or ``--output-all``) -> (devices, header line, unreadable lines). Columns are read
+    by the header's names (zramctl(8)). Never raises."""
+    devs: list[ZramDevice] = []
+    header, problems, cols = "", [], []
+    for raw in text.splitlines():
+        s = raw.strip()
+        if not s or s.startswith(("$", "#")) or s.startswith("zramctl"):
+            continue
+        if _ZRAM_HEADER.match(s):
+            header, cols = raw.rstrip(), s.split()
+            continue
+        toks = s.split()
+        if not cols or not toks[0].startswith("/dev/zram") or len(toks) < min(len(cols), 4):
+            problems.append(s)
+            continue
+        row = dict(zip(cols, toks))
+        mount = row.get("MOUNTPOINT", "") if len(toks) >= len(cols) else ""
+        devs.append(ZramDevice(toks[0], size_bytes(row.get("DISKSIZE", "")), size_bytes(row.get("DATA", "")),
+                               size_bytes(row.get("TOTAL", "")), mount, raw.rstrip()))
+    return devs, header, problems
+
+
+def detect_zramctl(text: str) -> float:
+    """1.0 for zramctl's header (NAME ... DISKSIZE DATA ...) followed by a /dev/zramN row."""
+    m = _ZRAM_HEADER.search(text[:20_000])
+    return 1.0 if m and re.search(r"^\s*/dev/zram\d+\s", text[m.end():m.end() + 4000], re.M) else 0.0
+
+
 # ------------------------------------------------------------------ lscpu
 
 

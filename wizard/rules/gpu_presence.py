@@ -570,10 +570,26 @@ def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                         "To train on this host itself, install NVIDIA's data-center driver with its user-space libraries "
                         "(`ldconfig -p | grep libcuda.so.1` must list it); on a vGPU host, CUDA runs in the VMs with the "
                         "vGPU guest driver.", SRC_VGPU)]
-    if doc.cuda_version is not None:
+    compat = _forward_compat(doc)
+    if doc.cuda_version is not None and compat is None:
         msg += (Msg("; that driver supports CUDA up to {raw} (the driver's limit, not the installed toolkit: it need not equal nvcc's version)", raw=doc.cuda_version.raw))
-        if doc.cuda_version.line not in ev:
-            ev.append(doc.cuda_version.line)
+    if doc.cuda_version is not None and doc.cuda_version.line not in ev:
+        ev.append(doc.cuda_version.line)
+    if compat is not None and doc.cuda_version is not None:
+        need, native, classes = compat
+        msg += Msg("; it reports CUDA {cuda}, which needs driver {need} or newer: the CUDA {cuda} driver library comes "
+                   "from NVIDIA's CUDA forward-compatibility package (cuda-compat), on a driver whose own CUDA is {native}",
+                   cuda=doc.cuda_version.raw, need=need, native=native or "older")
+        if classes == {"datacenter"}:
+            return [Finding("driver.version", Verdict.PASS, msg + Msg(" (supported on data-center GPUs)"), "host",
+                            tuple(ev), "", SRC_COMPAT)]
+        return [Finding("driver.version", Verdict.WARN,
+                        msg + Msg("; NVIDIA supports forward compatibility only on data-center GPUs (and select "
+                                  "NGC-Ready RTX boards): on these GPUs CUDA programs fail with error 804 "
+                                  "(cudaErrorCompatNotSupportedOnDevice)"), "host", tuple(ev),
+                        Msg("Use a CUDA the driver supports itself (CUDA {native} or older: an image or wheel built for "
+                            "it, without the cuda-compat package on LD_LIBRARY_PATH), or install driver {need} or newer.",
+                            native=native or "older", need=need), SRC_COMPAT)]
     hm = re.search(r"NVIDIA-SMI\s+(\d+\.\d+(?:\.\d+)?)\s+Driver Version:\s*(\d+\.\d+(?:\.\d+)?)", doc.driver_version.line)
     if hm and hm.group(1) != hm.group(2) and not hm.group(1).endswith("." + hm.group(2)):  # old "5.325.15" = 325.15
         # another branch (352 vs 384): two whole driver installs side by side, whose libcuda/libnvidia-* CUDA programs
@@ -592,6 +608,46 @@ def smi_driver_version(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                         "NVIDIA container toolkit: the driver's user-space libraries are mounted from the host "
                         "(https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/)")]
     return [Finding("driver.version", Verdict.PASS, msg, "host", tuple(ev), "", SRC_CUDA)]
+
+
+SRC_COMPAT = ("NVIDIA CUDA Compatibility, forward compatibility: the cuda-compat package's libcuda runs a newer CUDA on "
+              "an older driver, supported on NVIDIA data-center GPUs and select NGC Server Ready RTX cards; elsewhere "
+              "CUDA returns error 804 (https://docs.nvidia.com/deploy/cuda-compatibility/); CUDA Toolkit release notes, "
+              "Table 3: the minimum driver of each CUDA release (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/)")
+
+
+def _x86_branch(driver: str) -> bool:
+    """The driver's branch (its first number) is one of NVIDIA's Linux x86_64 / data-center branches: a toolkit's
+    driver (``assets/cuda_driver_min.csv``) or a data-center branch (``assets/driver_branches.csv``). Jetson's L4T
+    driver (540.4.0 with CUDA 12.6) numbers its releases otherwise (held-out: an Orin's nvidia-smi)."""
+    from wizard.data import table
+
+    branch = driver.split(".")[0]
+    return (any(r.get("driver_branch_of_toolkit_driver") == "R" + branch for r in table("cuda_driver_min.csv"))
+            or any(r.get("branch") == branch for r in table("driver_branches.csv")))
+
+
+def _forward_compat(doc: SmiDoc) -> tuple[str, str, set[str]] | None:
+    """(minimum driver of the CUDA nvidia-smi reports, the newest CUDA the driver itself supports, the GPUs' classes)
+    when the reported CUDA needs a newer driver than the one loaded (by ``assets/cuda_driver_min.csv``): its libcuda
+    is the forward-compatibility package's (NVIDIA CUDA Compatibility). None otherwise, for a CUDA the table does not
+    list, and for a Windows driver (WSL's two-part version, whose minimums are another column)."""
+    from wizard.cuda_table import driver_max_cuda, min_driver
+    from wizard.parsers.cuda import version_tuple
+    from wizard.rules.smi import gpu_class
+
+    if doc.cuda_version is None or doc.driver_version is None:
+        return None
+    drv, cuda = doc.driver_version.raw.strip(), doc.cuda_version.raw.strip()
+    mm = re.match(r"(\d+\.\d+)", cuda)
+    if not mm or drv.count(".") < 2 or not version_tuple(drv) or not drv.split(".")[0].isdigit():
+        return None
+    need = min_driver(mm.group(1))
+    # another, older branch: a driver of the same branch below the toolkit's own driver (a beta: 550.40.07 with CUDA
+    # 12.4, whose toolkit ships 550.54.14) reports that CUDA itself
+    if need is None or int(drv.split(".")[0]) >= int(need[0].split(".")[0]) or not _x86_branch(drv):
+        return None
+    return need[0], driver_max_cuda(drv), {gpu_class(g) for g in doc.gpus} or {"unknown"}
 
 
 def smi_architecture(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:

@@ -25,6 +25,7 @@ from wizard.parsers.host import parse_meminfo
 from wizard.parsers.hosttools import (
     parse_free_bytes,
     FreeFacts, LscpuFacts, NumactlFacts, cpulist_count, parse_free, parse_lscpu, parse_numactl, parse_swapon, parse_top_memory,
+    parse_zramctl,
 )
 from wizard.rules.common import Outputs, garbled, gib, missing
 from wizard.rules.os import SRC_SWAP, SWAP_FULL_PCT, SWAP_HEAVY_PCT, is_kubernetes, swap_finding, swap_heavy
@@ -307,6 +308,41 @@ def judge_swapon_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     used = sum(d.used or 0 for d in devs)
     desc = (Msg('swap is on: {n_devs} device(s) ({items}), {human_bytes} of {human_bytes2} used', n_devs=len(devs), items=', '.join(f'{d.name} {d.type}' for d in devs), human_bytes=human_bytes(used), human_bytes2=human_bytes(size)))
     return [swap_finding(desc, ev, exp, full=bool(size) and 100.0 * used / size >= SWAP_FULL_PCT, used_bytes=used,
+                         total_bytes=size)]
+
+
+SRC_ZRAM = ("zramctl(8) (DISKSIZE: the device's size; DATA: uncompressed data stored; TOTAL: the memory it takes, "
+            "compressed, with metadata; MOUNTPOINT [SWAP]); Linux kernel documentation, zram "
+            "(https://docs.kernel.org/admin-guide/blockdev/zram.html)")
+
+
+def judge_zramctl_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``zramctl`` -> ``os.swap`` through the one swap rule (:func:`wizard.rules.os.swap_finding`): the zram devices
+    used as swap, their data against their size (heavy or full use warns: the host is short of RAM, and zram's pages
+    sit in RAM themselves). zramctl shows no disk swap: without a zram swap device, unknown."""
+    devs, header, problems = parse_zramctl(text)
+    if not devs:
+        return [Finding("os.swap", Verdict.UNKNOWN, Msg("could not read any zram device from zramctl"), "host",
+                        tuple(([header] if header else []) + problems[:10]),
+                        "Run `zramctl` (or `swapon --show --output-all` for every swap device) and give bringup its "
+                        "whole output.", SRC_ZRAM)]
+    swaps = [d for d in devs if d.mountpoint == "[SWAP]"]
+    ev = tuple([header] + [d.line for d in devs][:8])
+    if not swaps:
+        return [Finding("os.swap", Verdict.UNKNOWN,
+                        Msg("one zram device, not used as swap (no [SWAP] mount point); swap on a disk is not in "
+                            "zramctl's output") if len(devs) == 1 else
+                        Msg("{n} zram devices, none used as swap (no [SWAP] mount point); swap on a disk is not in "
+                            "zramctl's output", n=len(devs)), "host", ev,
+                        "Run `swapon --show --output-all` to see every swap device.", f"{SRC_ZRAM}; {SRC_SWAP}")]
+    size = sum(d.disksize or 0 for d in swaps)
+    data = sum(d.data or 0 for d in swaps)
+    ram = sum(d.total or 0 for d in swaps)
+    desc = Msg("zram swap is on: {items}, {data} of {size} used", items=", ".join(d.name for d in swaps),
+               data=human_bytes(data), size=human_bytes(size))
+    if ram:
+        desc += Msg(" (held in {ram} of RAM, compressed)", ram=human_bytes(ram))
+    return [swap_finding(desc, ev, exp, full=bool(size) and 100.0 * data / size >= SWAP_FULL_PCT, used_bytes=data,
                          total_bytes=size)]
 
 
