@@ -282,6 +282,14 @@ class BringupApp(App[int]):
             return
         super()._handle_exception(error)
 
+    BASIC_KEYS = {"⏎": "enter", "↑": "up", "↓": "down", "←": "left", "→": "right", "⌫": "backspace"}
+    """Textual's key glyphs spelled in ASCII in basic mode: the Linux console's font lacks them (walk 37 #14: the
+    dialogs' footers showed "⏎ Confirm" on TERM=linux)."""
+
+    def get_key_display(self, binding: Binding) -> str:
+        shown = super().get_key_display(binding)
+        return self.BASIC_KEYS.get(shown, shown) if self.basic else shown
+
     async def on_mount(self) -> None:
         if self.basic:
             self.theme = "ansi-dark"

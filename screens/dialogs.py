@@ -322,8 +322,9 @@ class ManualDialog(EnterSubmits, ModalScreen[bool]):
             with VerticalScroll(id="manual-text" if self.key else "dialog-text"):  # room for the field at 60x20
                 yield Static(tr(self.text), markup=False)
                 if self.done:
-                    yield Static(_("The machine is already as this action would leave it: press c on the step to "
-                                   "check it."), markup=False, classes="muted")
+                    # the refusal says why there is nothing to do; this line only what follows (walk 37 #3: "already
+                    # as this action would leave it" was false for os.swap_rollback, whose aim is swap back on)
+                    yield Static(_("Nothing was run: press c on the step to check it."), markup=False, classes="muted")
                 if key_help(self.key):  # what the answer is, whole (not a placeholder)
                     yield Static(key_help(self.key), markup=False, classes="muted")
             if self.key:

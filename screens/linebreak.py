@@ -38,7 +38,9 @@ def rich_word(width: int) -> re.Pattern[str]:
     """:data:`RICH_WORD` for a line of ``width`` cells: a path longer than the line breaks after a ``/``
     (:func:`wizard.i18n.path_part`); one the line holds is one word, so it moves whole to the next line; a command in
     backticks longer than the line breaks between its words (:func:`wizard.i18n.code_span`)."""
-    return re.compile(rf"\s*{line_word(max(width, 1), min(60, max(width - 2, 1)))}\s*")
+    # a path the line holds with its brackets and stops: a path of fewer characters than the line but wider with the
+    # full-width （）。 around it was folded at the edge, leaving "。" alone on a line (walk 37 #13a)
+    return re.compile(rf"\s*{line_word(max(width - 6, 1), min(60, max(width - 2, 1)))}\s*")
 
 
 def install() -> None:

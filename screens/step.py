@@ -387,7 +387,10 @@ class StepScreen(Screen[None]):
 
     def action_check(self) -> None:
         if not is_checked(self.step):
-            self.notify(_("this step is proven only by its run: press a, or run `bringup run {step}`").format(
+            self.notify(_("this step has no check of its own: {auto}'s run completes it (open {auto} and press a), or "
+                          "confirm it by hand with a note (d)").format(auto=self.step.automated_by)
+                        if self.step.automated_by else  # walk 37 #4: said "confirm it when done" under "X automates"
+                        _("this step is proven only by its run: press a, or run `bringup run {step}`").format(
                 step=self.step_id) if proven_by_run(self.step) else
                 _("this step has no automatic check: its action completes it (a)")  # walk 35 #3: said "confirm (d)"
                 if self.step.action is not None and not self.step.manual else

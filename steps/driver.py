@@ -141,6 +141,7 @@ STAGE = Stage(
                 description="Runs `systemctl enable --now nvidia-persistenced` (NVIDIA Driver Persistence "
                             "documentation, docs.nvidia.com/deploy/driver-persistence/).",
                 resolve=di.resolve_persistenced,
+                probes=INSTALL_PROBES,
             ),
         ),
         Step(

@@ -677,6 +677,15 @@ def test_nouveau_blacklist_diffs_the_file_the_host_has():
     none = ProbeOutput("modprobe_d", "/etc/modprobe.d/*.conf", files={})
     shown = spec.resolve(ctx({**osr("ID=ubuntu\n"), "modprobe_d": none})).describe()
     assert shown[1] == "    --- /etc/modprobe.d/blacklist-nouveau.conf (now: no such file)"
+    # walk 37 #5d: bringup's labels in the diff read in the operator's language, the file's lines as they are
+    from wizard import i18n
+
+    i18n.set_language("zh_CN")
+    try:
+        zh = [i18n.tr(line) for line in shown]
+    finally:
+        i18n.set_language("en")
+    assert zh[1] == "    --- /etc/modprobe.d/blacklist-nouveau.conf（现在：没有此文件）" and "+options nouveau modeset=0" in zh[-1] + " ".join(zh)
 
 
 def test_the_supervisor_gives_commands_the_operators_umask_and_keeps_its_own_files_private(tmp_path):

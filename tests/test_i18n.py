@@ -433,7 +433,9 @@ def test_cli_wrap_folds_a_word_longer_than_the_room():
     lines = _wrap(first, f"journal write barriers on (no barrier=0/nobarrier): /: ext4 {opts}", 80, len(first))
     assert all(len(ln) <= 80 for ln in lines), lines
     # walk 31 #8: after the option's last comma that the line holds, not inside "resgid"
-    assert lines[-2:] == [" " * 32 + "(rw,relatime,discard,resv_strict,resuid=65534,", " " * 32 + "resgid=65534)"]
+    # walk 37 #11: a long run of comma-separated items breaks after a comma wherever it starts, as a long path does
+    assert lines[-2:] == [" " * 32 + "barrier=0/nobarrier): /: ext4 (rw,relatime,",
+                          " " * 32 + "discard,resv_strict,resuid=65534,resgid=65534)"]
     zh = _wrap(first, f"日志写屏障已开启（没有 barrier=0/nobarrier）：/: ext4 {opts}", 80, len(first))
     assert all(cell_len(ln) <= 80 for ln in zh) and "".join("".join(zh).split()).endswith(opts)
     blob = "x" * 100

@@ -91,7 +91,7 @@ class Resolved:
                 out.append(Msg("write {path} (backed up first, replaced atomically)", path=op["write"])
                            + (": " + Msg.plain(op["summary"]) if op.get("summary") else ""))
                 current = op["current"] if "current" in op else read_current(op["write"])
-                out.extend(f"    {line}" for line in write_diff(op["write"], str(op.get("content", "")), current))
+                out.extend("    " + line for line in write_diff(op["write"], str(op.get("content", "")), current))
         return out
 
 
@@ -124,18 +124,23 @@ def write_diff(path: str, new: str, current: str | None | OSError) -> list[str]:
     :data:`DIFF_MAX_LINES` lines."""
     import difflib
 
+    # bringup's own words in it are Msg (shown in the operator's language: walk 37 #5d); the file's lines as they are
+    lines: list[str]
     if isinstance(current, OSError):
-        lines = [f"(cannot read {path} now: {current.strerror or current}; the whole file becomes:)"]
+        lines = [Msg("(cannot read {path} now: {why}; the whole file becomes:)", path=path,
+                     why=current.strerror or str(current))]
         lines += [f"+{line}" for line in new.splitlines()]
     elif current == new:
-        lines = [f"(no change: {path} already holds exactly this)"]
+        lines = [Msg("(no change: {path} already holds exactly this)", path=path)]
     else:
-        lines = list(difflib.unified_diff(
-            (current or "").splitlines(), new.splitlines(), lineterm="",
-            fromfile=f"{path} (now)" if current is not None else f"{path} (now: no such file)",
-            tofile=f"{path} (after)"))
+        lines = list(difflib.unified_diff((current or "").splitlines(), new.splitlines(), lineterm="",
+                                          fromfile=path, tofile=path))
+        if len(lines) >= 2:
+            lines[0] = (Msg("--- {path} (now)", path=path) if current is not None
+                        else Msg("--- {path} (now: no such file)", path=path))
+            lines[1] = Msg("+++ {path} (after)", path=path)
     if len(lines) > DIFF_MAX_LINES:
-        lines = lines[:DIFF_MAX_LINES] + [f"... {len(lines) - DIFF_MAX_LINES} more diff lines"]
+        lines = lines[:DIFF_MAX_LINES] + [Msg("... {n} more diff lines", n=len(lines) - DIFF_MAX_LINES)]
     return lines
 
 

@@ -640,6 +640,43 @@ class PipeGuard:
         return getattr(self._stream, name)
 
 
+class WrappedErrors:
+    """Standard error on a terminal: each line of bringup's own ("bringup: error: ...", "bringup: note: ...") wider
+    than the terminal wraps to it, its continuation indented (walk 37 #12: an unknown plan key printed one 490-cell
+    line). Other lines, and standard error to a pipe or file (what scripts read), pass as written. Every other
+    attribute is the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._pending = ""
+
+    def write(self, s: str) -> int:
+        self._pending += s
+        if "\n" in self._pending:
+            *lines, self._pending = self._pending.split("\n")
+            self._stream.write("".join(self._wrapped(ln) + "\n" for ln in lines))
+        return len(s)
+
+    @staticmethod
+    def _wrapped(line: str) -> str:
+        from rich.cells import cell_len
+
+        width = text_width()
+        if not line.startswith("bringup: ") or cell_len(line) <= width:
+            return line
+        head = next((h for h in (_("bringup: error: "), "bringup: note: ") if line.startswith(h)), "")
+        return "\n".join(_wrap(head, line[len(head):], width, 4)) if head else line
+
+    def flush(self) -> None:
+        if self._pending:
+            self._stream.write(self._wrapped(self._pending))
+            self._pending = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     from wizard import i18n
 
@@ -649,6 +686,8 @@ def main(argv: list[str] | None = None) -> int:
     # argparse looks its module's gettext functions up when it speaks (walk 25 #7: English errors in Chinese)
     argparse._ = i18n.gettext  # type: ignore[attr-defined]
     argparse.ngettext = i18n.ngettext  # type: ignore[attr-defined]
+    if sys.stderr is not None and sys.stderr.isatty() and not isinstance(sys.stderr, WrappedErrors):
+        sys.stderr = WrappedErrors(sys.stderr)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

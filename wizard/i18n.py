@@ -64,10 +64,12 @@ def path_part(longer_than: int = PATH_MIN - 1) -> str:
     """One directory of a path or URL (a run without spaces) of more than ``longer_than`` characters, with its slash:
     such a path breaks after a ``/`` at the edge of a line, not inside a name (walk 19: "0001-health.idl" /
     "e_baseline.log"), nor between a URL's scheme and its host; once a path breaks, each directory after is a part
-    of its own (walk 20: a tail that fits a line left "docs.nvidia.com/" alone on one); a shorter one is one word. The screens pass their line's width: a path a line holds moves
+    of its own (walk 20: a tail that fits a line left "docs.nvidia.com/" alone on one); a shorter one is one word. A
+    long run of comma-separated items (mount options "rw,relatime,...,resuid=65534,resgid=65534") breaks after a comma
+    the same way, not inside a number (walk 37 #11: "resuid=6553" / "4,resgid"). The screens pass their line's width: a path a line holds moves
     to the next line whole (:mod:`screens.linebreak`)."""
-    return (rf"(?:(?=[^\s{WIDE}]{{{longer_than + 1},}})|(?<=/))(?:[(\[<\"']?[A-Za-z][\w+.-]*://)?"
-            rf"[^\s{WIDE}/]*/+")
+    return (rf"(?:(?=[^\s{WIDE}]{{{longer_than + 1},}})|(?<=[/,]))(?:[(\[<\"']?[A-Za-z][\w+.-]*://)?"
+            rf"[^\s{WIDE}/,]*[/,]+")
 
 
 def code_span(longest: int = 60) -> str:
@@ -518,13 +520,23 @@ def tr_source(text: str) -> str:
     The stored and JSON ``source`` stays English (walk 25 #4: "来源：bringup's judgement: ..." in Chinese)."""
     if _current == "en" or not text:
         return str(text)
-    if isinstance(text, Msg):  # a source built from parts (a datasheet row's name): its own pieces translated
-        return tr(text)
+    if isinstance(text, Msg):  # a source built from parts (a datasheet row's name): its own pieces translated, the
+        # citations of a plain piece each on their own (walk 37 #5a: "...h100/；DGX H100 user guide ...; NIST SP 811")
+        return _AFTER_WIDE_PUNCT.sub(r"\1", "".join(_tr_part(t, a) if t is not None else _source_piece(a)
+                                                   for t, a in text.parts))
     whole = gettext(str(text))
     if whole != text:
         return whole
     parts = citations(str(text))
     return text if len(parts) == 1 else gettext("; ").join(tr_source(p) for p in parts)
+
+
+def _source_piece(text: str) -> str:
+    """A plain piece of a source built as a :class:`Msg`: its leading joiner ("; ") in the language, then its
+    citations as :func:`tr_source` shows them."""
+    head = next((j for j in _JOINERS if text.startswith(j)), "")
+    rest = text[len(head):]
+    return (gettext(head) if head else "") + (tr_source(rest) if rest.strip() else rest)
 
 
 def citations(source: str) -> list[str]:

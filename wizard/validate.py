@@ -220,6 +220,12 @@ def _env(device: str, **more: str) -> dict[str, str]:
     return env
 
 
+def _run_notes(ctx: ActionContext, device: str, python: str) -> str:
+    """What every validation's confirmation says before it runs: a CPU run proves the software path only, and a
+    Python without PyTorch stops at once (walk 37 #1: gpu.stress said the first and not the second)."""
+    return _notes(cpu_note(ctx, device), torch_note(python))
+
+
 def _torchrun(python: str, nproc: int) -> list[str]:
     return [python, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}"]
 
@@ -232,7 +238,7 @@ def resolve_gpu(ctx: ActionContext) -> Resolved:
     python, _ = target_python(ctx.plan)
     device = validate_device(ctx)
     return Resolved(ops=[{"argv": [python, str(script_path()), "gpu", "--device", device] + _quick(ctx.plan)}],
-                    env=_env(device), note=_notes(cpu_note(ctx, device), torch_note(python)))
+                    env=_env(device), note=_run_notes(ctx, device, python))
 
 
 def resolve_node(ctx: ActionContext) -> Resolved:
@@ -251,7 +257,7 @@ def resolve_node(ctx: ActionContext) -> Resolved:
     binary = shutil.which(NCCL_TESTS_BINARY) if device == "cuda" else None
     if binary:
         ops.append({"argv": [binary, "-b", "8", "-e", NCCL_TESTS_MAX_BYTES, "-f", "2", "-g", str(n), "-c", "1"]})
-    return Resolved(ops=ops, env=_env(device, NCCL_DEBUG="INFO"), note=_notes(cpu_note(ctx, device), torch_note(python)))
+    return Resolved(ops=ops, env=_env(device, NCCL_DEBUG="INFO"), note=_run_notes(ctx, device, python))
 
 
 def resolve_soak(ctx: ActionContext) -> Resolved:
@@ -268,7 +274,7 @@ def resolve_soak(ctx: ActionContext) -> Resolved:
     tail = [str(script_path()), "soak", "--device", device, "--minutes", f"{minutes:g}"] + _quick(ctx.plan)
     n = node_nproc(ctx, device)
     argv = _torchrun(python, n) + tail if n > 1 else [python] + tail
-    return Resolved(ops=[{"argv": argv}], env=_env(device), note=_notes(cpu_note(ctx, device), torch_note(python)))
+    return Resolved(ops=[{"argv": argv}], env=_env(device), note=_run_notes(ctx, device, python))
 
 
 def resolve_gemm_burnin(ctx: ActionContext, minutes: float) -> Resolved:
@@ -281,7 +287,7 @@ def resolve_gemm_burnin(ctx: ActionContext, minutes: float) -> Resolved:
     python, _ = target_python(ctx.plan)
     device = validate_device(ctx)
     return Resolved(ops=[{"argv": [python, str(script_path()), "soak", "--device", device, "--minutes", f"{minutes:g}"]
-                          + _quick(ctx.plan)}], env=_env(device), note=cpu_note(ctx, device))
+                          + _quick(ctx.plan)}], env=_env(device), note=_run_notes(ctx, device, python))
 
 
 VALIDATE_PROBES = ("pci", "nvml")

@@ -817,8 +817,12 @@ def test_check_text_has_stage_headings_counts_and_wraps_to_the_terminal(tmp_path
     if columns == 60:  # folded at the width, under the message column
         mount = next(i for i, ln in enumerate(lines) if ln.startswith("[ OK ] os.mount_options "))
         # after an option's comma, not inside "resuid" (walk 31 #8)
-        assert lines[mount + 2:mount + 4] == [" " * 26 + "(rw,relatime,discard,resv_strict,",
-                                              " " * 26 + "resuid=65534,resgid=65534)"]
+        opts = "(rw,relatime,discard,resv_strict,resuid=65534,resgid=65534)"
+        shown = [ln.strip() for ln in lines[mount:mount + 5]]
+        end = next(i for i, ln in enumerate(shown) if ln.endswith("resgid=65534)"))
+        start = next(i for i, ln in enumerate(shown) if "(rw," in ln)
+        assert "".join(shown[start:end + 1]).endswith(opts), shown
+        assert all(ln.endswith(",") for ln in shown[start:end]), shown  # each break after an option's comma
     bare = "".join(r.stdout.split())  # a folded word reads whole without the line breaks and indents
     for f in doc["findings"]:  # nothing lost or cut: each message (and a non-pass's remedy) reads whole
         subject = subject_prefix(f["subject"], f["message"])  # "host"/"node" (the machine itself) not repeated
@@ -1159,3 +1163,38 @@ def test_validation_result_unit_words_are_in_the_readers_language(capsys):
     assert "pattern_errors: 0 个" in out and " count" not in out and "0.143 TFLOPS" in out
     assert "h2d gb_s: -\n" in out  # walk 31: a value not measured has no unit after its dash ("- GB/s")
 
+
+
+def test_an_error_on_a_terminal_wraps_to_its_width_and_to_a_pipe_stays_one_line(tmp_path):
+    """Walk 37 #12: `bringup plan foo=1` printed one 490-cell line on an 80-column terminal. On a terminal bringup's
+    own error and note lines wrap to its width (the continuation indented); to a pipe (what scripts read) the line
+    stays whole."""
+    import os
+    import pty
+
+    from rich.cells import cell_len
+
+    from tests.conftest import bringup_cmd, env_for_cli
+
+    master, slave = pty.openpty()
+    env = {**env_for_cli(), "COLUMNS": "80", "BRINGUP_STATE_DIR": str(tmp_path / "s")}
+    p = subprocess.run(bringup_cmd("--lang", "zh_CN", "plan", "foo=1"), stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=slave, env=env, timeout=60)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    lines = out.decode().replace("\r\n", "\n").strip("\n").split("\n")
+    assert p.returncode == 3 and lines[0].startswith("bringup: error: ") and len(lines) > 3, lines
+    assert all(cell_len(ln) <= 80 for ln in lines) and all(ln.startswith("    ") for ln in lines[1:]), lines
+    assert "nic_gbit_s" in lines[-1]
+    piped = subprocess.run(bringup_cmd("--lang", "zh_CN", "plan", "foo=1"), capture_output=True, text=True, env=env,
+                           timeout=60)
+    assert piped.stderr.count("\n") == 1 and "nic_gbit_s" in piped.stderr

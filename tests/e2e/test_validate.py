@@ -291,7 +291,8 @@ def test_the_confirmation_says_before_the_run_when_its_python_has_no_torch(tmp_p
     bare = tmp_path / "bare"
     venv.EnvBuilder(with_pip=False, system_site_packages=False).create(bare)
     python = str(bare / "bin" / "python")
-    for resolve in (v.resolve_gpu, v.resolve_node, v.resolve_soak):
+    # walk 37 #1: gpu.stress's burn-in without DCGM runs the same Python and said nothing
+    for resolve in (v.resolve_gpu, v.resolve_node, v.resolve_soak, lambda c: v.resolve_gemm_burnin(c, 10)):
         note = resolve(_ctx({"torch_python": python}, pci_gpus=4, nvml_count=4)).note
         assert f"{python} has no PyTorch" in note and "stop at once" in note, note
     gone = v.resolve_gpu(_ctx({"torch_python": "/nonexistent/python3"}, pci_gpus=4, nvml_count=4)).note

@@ -243,6 +243,9 @@ def test_dcgm_cuda_toolkit_and_persistenced_actions():
     t = argvs(di.resolve_cuda_toolkit(c))
     assert t[-1] == ["apt-get", "install", "-y", *APT, "cuda-toolkit-13-0"]
     assert argvs(di.resolve_persistenced(c)) == [["systemctl", "enable", "--now", "nvidia-persistenced"]]
+    # walk 37 #2: with no NVIDIA driver installed, it says to install the driver first instead of offering the service
+    none = di.resolve_persistenced(ctx("../../local-vm/etc/os-release", "6.1.0-18-amd64"))
+    assert not none.ops and "install the NVIDIA driver first" in none.manual
     rk = argvs(di.resolve_dcgm(ctx("os-release__rocky-9.3.txt", "5.14.0-427.el9.x86_64", nvrm=NVRM_580)))
     assert ["dnf", "install", "-y", "--setopt=install_weak_deps=True", "datacenter-gpu-manager-4-cuda13"] in rk
 

@@ -71,3 +71,26 @@ def test_a_wrapped_chinese_line_ending_in_a_space_is_not_cut_with_an_ellipsis():
         console.print(row)
     out = cap.get()
     assert "…" not in out and "PCIe" in out and "ACS（裸金属）" in out
+
+
+def test_a_path_in_full_width_brackets_never_leaves_its_closing_marks_alone_on_a_line():
+    """Walk 37 #13a: os.swap_rollback's why in Chinese ends "（kubernetes.io/docs/.../swap-memory-management）。"; at 75-78
+    cells the path counted as one word the line holds (73 characters) but took 79 cells with its full-width marks, so
+    Rich folded it at the edge and "。" or "）。" started a line alone. At every width a line starts with text."""
+    from rich.console import Console
+    from rich.text import Text
+
+    import steps
+    from screens import linebreak
+    from wizard import i18n
+
+    linebreak.install()
+    i18n.set_language("zh_CN")
+    try:
+        why = i18n.tr(steps.step_by_id("os.swap_rollback").why)
+    finally:
+        i18n.set_language("en")
+    console = Console(width=200)
+    for width in range(30, 81):
+        for line in Text(why).wrap(console, width):
+            assert line.plain.strip() and line.plain.strip()[0] not in "）。，；：、", (width, line.plain)

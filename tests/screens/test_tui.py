@@ -1627,6 +1627,7 @@ async def test_an_action_with_nothing_to_do_says_so_and_points_at_the_check(stat
         shown = screen_text(app)
         assert "Nothing to do" in shown and "Do this by hand" not in shown
         assert "nothing to roll back" in shown and "press c on the step" in shown
+        assert "already as this action would leave it" not in shown  # walk 37 #3: false for a rollback
         await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(app.screen, ManualDialog) and app.build.store.action_runs() == []
@@ -2075,6 +2076,15 @@ async def test_basic_mode_draws_only_ascii(state_dir, devvm_host):
         await pilot.press("f1")
         await pilot.pause()
         assert non_ascii() == set()
+        # walk 37 #14: a dialog's footer said "⏎ Skip" (Textual's glyph for enter)
+        await pilot.press("escape", "escape")
+        await pilot.pause()
+        app.push_screen(StepScreen("os.memory"))
+        await pilot.pause()
+        await pilot.press("s")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "SkipDialog" and non_ascii() == set(), shown_lines(app)[-1]
+        assert "enter" in shown_lines(app)[-1]
 
 
 async def test_basic_mode_toast_is_a_boxed_strip_across_the_width(state_dir, devvm_host):
@@ -2436,6 +2446,10 @@ async def test_a_step_node_validate_automates_shows_its_cpu_run_and_refuses_an_e
         assert "node.validate automates this step; its status: ○ cpu-only" in words
         assert "until it passes, confirming this step by hand needs a note" in words  # walk 27 #6: not "not passed"
         assert "Findings of node.validate" in words and "bandwidth not judged" in words
+        await pilot.press("c")  # walk 37 #4: c said "no automatic check; confirm it when done", against the note above
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert any("node.validate's run completes it" in m for m in said) and not any("when done" in m for m in said)
         await pilot.press("d")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmStep)

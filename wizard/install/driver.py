@@ -484,7 +484,13 @@ def _driver_for_followup(h: HostFacts) -> tuple[str, str]:
 
 
 def resolve_persistenced(ctx: ActionContext) -> Resolved:
-    """``systemctl enable --now nvidia-persistenced`` (NVIDIA Driver Persistence documentation)."""
+    """``systemctl enable --now nvidia-persistenced`` (NVIDIA Driver Persistence documentation); refused with what to
+    do first when no NVIDIA driver is installed (the daemon ships with it: walk 37 #2 offered to start it on a machine
+    with no driver)."""
+    h = host_facts(ctx)
+    if not _driver_for_followup(h)[1]:
+        return Resolved(manual=Msg("install the NVIDIA driver first (driver.install): nvidia-persistenced and its "
+                                   "service ship with the driver."))
     return Resolved(ops=[{"argv": ["systemctl", "enable", "--now", "nvidia-persistenced"]}])
 
 

@@ -144,7 +144,7 @@ def os_support(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         caveat: str = (Msg(" [{note}]", note=m.verification)
                        if m.verification and m.verification != "read from the table" else "")
         return [Finding(fid, Verdict.PASS, Msg("{name} is listed for {bnote} as {name2}; kernel {a1}{kn}. Keep driver and kernel paired: "
-                                               "DKMS (headers installed) or signed precompiled modules for each kernel{caveat}", name=name, bnote=bnote, name2=m.name, a1=kernel or '?', kn=kn, caveat=caveat), "host", tuple(ev), "", m.source)]
+                                               "DKMS (which needs the kernel's headers: os.kernel_headers) or signed precompiled modules for each kernel{caveat}", name=name, bnote=bnote, name2=m.name, a1=kernel or '?', kn=kn, caveat=caveat), "host", tuple(ev), "", m.source)]
     family = sorted({x.name for x in listed if x.distro_id == r.id})
     if family:
         return [Finding(fid, Verdict.WARN, Msg("{name} is not in NVIDIA's list for {bnote}, which names {family}: check the branch's "
