@@ -19,7 +19,7 @@ from wizard.rules import bmc
 
 import steps
 from tests.parsers.test_bmc import BMC, BMC_REAL, TOKENS
-from tests.probe_data import command_output, text
+from tests.probe_data import PUBLIC, command_output, text
 from tests.strategies import TOOLS_FUZZ, inputs
 
 STEP = next(s for st in steps.STAGES for s in st.steps if s.id == "health.bmc")
@@ -437,3 +437,15 @@ def test_chassis_status_faults_fail_intrusion_warns_and_a_clear_one_passes():
     assert lid.verdict is Verdict.WARN and "chassis intrusion" in lid.findings[0].message
     off = explain_text(body.replace("System Power                        : on", "System Power                        : off"))
     assert off.verdict is Verdict.WARN and "power off" in off.findings[0].message
+
+
+def test_a_power_supply_only_sdr_listing_passes_without_an_unknown_for_fans():
+    """Held-out round 91 (real `ipmitool sdr type "Power Supply"` of a Dell): both supplies present, Fully Redundant.
+    health.bmc_psu passes; the listing has no fan or temperature by its nature, so health.bmc_sensors is a skip that
+    says so (it was unknown, making a healthy listing unknown)."""
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "ipmitool-sdr-type-power-supply__dell-ps-fully-redundant-both-present.txt"), "p")
+    by = {f.id: f for f in r.findings}
+    assert by["health.bmc_psu"].verdict is Verdict.PASS and r.verdict is Verdict.PASS
+    assert by["health.bmc_sensors"].verdict is Verdict.SKIP and "state sensors" in by["health.bmc_sensors"].message

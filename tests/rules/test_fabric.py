@@ -450,3 +450,20 @@ def test_most_ports_down_fail_as_the_fabric_not_up_but_a_netdev_state_does_not_c
     # a spare Disabled port beside Active ones stays a warning
     spare = explain_text(text(PUBLIC / "ibstatus__hdr-second-hca-down-disabled.txt"), "x")
     assert spare.verdict is Verdict.WARN
+
+
+def test_ethtool_a_link_below_what_both_ends_advertise_warns():
+    """Held-out round 91 (real): a 2.5 GbE port whose partner advertises up to 1000baseT/Full linked at 100 Mb/s; the
+    paste stops before "Link detected", so it was unknown. Both ends offer 1000 Mb/s, so the link negotiated down: a
+    warn naming both speeds, with the cable as the first suspect. A link at the common speed still passes."""
+    from wizard.explain import explain_text
+    from wizard.parsers.fabric import parse_ethtool
+
+    t = text(PUBLIC / "ethtool__2.5g-onboard-nic-linked-at-100mbps-partner-advertises-1000-partial.txt")
+    (link,) = parse_ethtool(t)
+    assert link.advertised[-1] == 2500 and max(link.partner) == 1000 and link.common_mbit_s == 1000
+    (f,) = [f for f in explain_text(t, "e").findings if f.id == "multinode.netdev"]
+    assert f.verdict is Verdict.WARN and "100 Mb/s" in f.message and "1000 Mb/s" in f.message and "cable" in f.remedy
+    ok = t.replace("Speed: 100Mb/s", "Speed: 1000Mb/s") + "        Link detected: yes\n"
+    (p,) = [f for f in explain_text(ok, "o").findings if f.id == "multinode.netdev"]
+    assert p.verdict is Verdict.PASS

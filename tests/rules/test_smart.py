@@ -103,3 +103,18 @@ def test_a_self_test_log_whose_spaces_were_collapsed_still_reads_the_read_failur
     r = explain_text(text(PUBLIC / "smartctl__hdd-pending-sector-selftest-read-failure.txt"), "x")
     f = [x for x in r.findings if x.id == "node.storage_smart"]
     assert r.verdict is Verdict.FAIL and "newest self-test ended 'Completed: read failure'" in f[0].message
+
+
+def test_a_sata_ssd_on_a_slower_link_warns_and_a_sas_drive_without_the_banner_is_read():
+    """Held-out round 91 (real): a SanDisk SATA SSD whose self-assessment PASSED but whose link runs at 3.0 Gb/s of its
+    6.0 Gb/s warns, with a remedy about the cable and port (not "watch the drive"); a spinning disk on a slower link
+    only says so (it cannot fill 3 Gb/s). A KIOXIA SAS SSD's `smartctl -a` cut before its banner ("SMART Health
+    Status: OK") was not recognised: it is read and passes."""
+    t = text(PUBLIC / "smartctl__sandisk-sdssda240g-passed-sata-link-at-3gbps-partial.txt")
+    (f,) = [f for f in explain_text(t, "s").findings if f.id == SMART_ID]
+    assert f.verdict is Verdict.WARN and "3 Gb/s of the drive's 6 Gb/s" in f.message and "SATA cable" in f.remedy
+    hdd = t.replace("Solid State Device", "7200 rpm")
+    (h,) = [f for f in explain_text(hdd, "h").findings if f.id == SMART_ID]
+    assert h.verdict is Verdict.PASS and "SATA link at 3 Gb/s of 6 Gb/s" in h.message
+    sas = explain_text(text(PUBLIC / "smartctl__kioxia-sas-ssd-dell-health-ok-3pct-endurance-used-partial.txt"), "k")
+    assert sas.kind == "smartctl" and sas.verdict is Verdict.PASS

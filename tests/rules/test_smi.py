@@ -935,3 +935,17 @@ def test_a_query_of_identity_fields_only_is_unknown_and_a_state_field_lets_it_pa
     planned = explain_text(text(PUBLIC / "nvidia-smi-query-gpu-csv__csv-noheader-v100-pg500-216-inventory.txt"), "x",
                            expectations={"gpu_count": 1})
     assert planned.verdict is Verdict.PASS
+
+
+def test_nvidia_smi_mig_lgi_instance_rows_are_read():
+    """Held-out round 92 (real): `nvidia-smi mig -lgi` lists GPU instances (GPU, name, profile id, instance id,
+    placement start:size), no free/total column; they were not recognised. They are read as the MIG listing and pass
+    (MIG enabled), naming the GPU and the profiles."""
+    from wizard.explain import explain_text
+    from wizard.parsers.smi_kinds import parse_mig_listing
+
+    t = text(PUBLIC / "nvidia-smi-mig-lgi__gpu3-three-1g.10gb-instances-placement-gap.txt")
+    title, rows = parse_mig_listing(t)
+    assert title == "GPU instances" and [r["placement"] for r in rows] == ["0:1", "1:1", "5:1"]
+    r = explain_text(t, "m")
+    assert r.kind == "nvidia-smi-mig" and r.verdict is Verdict.PASS and "GPU 3" in r.findings[0].message

@@ -833,6 +833,16 @@ class EthtoolLink:
     duplex: str = ""
     link: bool | None = None
     lines: tuple[str, ...] = ()
+    advertised: tuple[int, ...] = ()
+    """Speeds (Mb/s) of the "Advertised link modes" ("1000baseT/Full" -> 1000; full duplex only)."""
+    partner: tuple[int, ...] = ()
+    """Speeds (Mb/s) of the "Link partner advertised link modes" (full duplex only)."""
+
+    @property
+    def common_mbit_s(self) -> int | None:
+        """The fastest speed both ends advertise (Mb/s), None when either list is not shown."""
+        both = set(self.advertised) & set(self.partner)
+        return max(both) if both else None
 
 
 _ETHTOOL_HEAD = lazy_re(r"^Settings for ([\w.:@-]+):\s*$")
@@ -846,17 +856,33 @@ def parse_ethtool(text: str) -> list[EthtoolLink]:
     def close() -> None:
         if cur is not None:
             out.append(EthtoolLink(cur["name"], cur.get("speed"), cur.get("duplex", ""), cur.get("link"),
-                                   tuple(cur["lines"])))
+                                   tuple(cur["lines"]), tuple(cur["modes"]["advertised"]), tuple(cur["modes"]["partner"])))
 
+    def modes(words: str) -> list[int]:  # "1000baseT/Full 2500baseT/Full" -> [1000, 2500]
+        return [sat_int(m.group(1)) for m in re.finditer(r"\b(\d{1,7})base[\w-]*/Full\b", words)]
+
+    field = ""
     for raw in text.splitlines():
         s = raw.strip()
         m = _ETHTOOL_HEAD.match(s)
         if m:
             close()
-            cur = {"name": m.group(1), "lines": [s]}
+            cur = {"name": m.group(1), "lines": [s], "modes": {"advertised": [], "partner": []}}
+            field = ""
             continue
         if cur is None:
             continue
+        m = re.match(r"(Advertised|Link partner advertised) link modes:\s*(.*)$", s)
+        if m:  # the speeds each end offers (held-out round 91: 100 Mb/s where both ends offer 1000)
+            field = "advertised" if m.group(1) == "Advertised" else "partner"
+            cur["modes"][field] += modes(m.group(2))
+            cur["lines"].append(s)
+            continue
+        if field and ":" not in s and re.fullmatch(r"(?:\d+base[\w-]*/(?:Full|Half)\s*)+", s):
+            cur["modes"][field] += modes(s)
+            cur["lines"].append(s)
+            continue
+        field = ""
         m = re.match(r"Speed:\s*(\d{1,7})\s*Mb/s", s)
         if m:
             cur["speed"] = sat_int(m.group(1))

@@ -87,6 +87,11 @@ class SmartDevice:
     grown_defects: int | None = None
     notes: tuple[str, ...] = ()
     uncorrected: dict[str, int] = field(default_factory=dict)
+    sata_link: tuple[float, float, str] | None = None
+    """The SATA link (``SATA Version is: SATA 3.2, 6.0 Gb/s (current: 3.0 Gb/s)``): (the drive's rate, the link's
+    current rate, in Gb/s; the line). None when not shown."""
+    ssd: bool | None = None
+    """``Rotation Rate: Solid State Device`` (True), a spindle speed (False), None when not shown."""
 
     @property
     def name(self) -> str:
@@ -245,10 +250,16 @@ def _text_device(lines: list[str]) -> SmartDevice:
         elif low == "elements in grown defect list":
             info["grown_defects"] = _int(value)
             protocol = protocol or "SCSI"
+        elif low == "sata version is":
+            sm = re.search(r"(\d{1,2}(?:\.\d)?) Gb/s \(current: (\d{1,2}(?:\.\d)?) Gb/s\)", value)
+            if sm:
+                info["sata_link"] = (float(sm.group(1)), float(sm.group(2)), s)
+        elif low == "rotation rate":
+            info["ssd"] = "solid state" in value.lower() if value.strip() else None
     return SmartDevice(info.get("model", ""), info.get("serial", ""), protocol, info.get("overall"),
                        info.get("overall_line", ""), tuple(info["attrs"]), info["nvme"], info["nvme_lines"],
                        tuple(info["self_tests"]), info.get("grown_defects"), tuple(info["notes"]),
-                       info.get("uncorrected", {}))
+                       info.get("uncorrected", {}), sata_link=info.get("sata_link"), ssd=info.get("ssd"))
 
 
 def _dict(v: Any) -> dict[str, Any]:
@@ -395,6 +406,9 @@ def detect_smartctl(text: str) -> float:
         return 0.9  # smartctl -j with its keys sorted (jq -S): the attribute table first, "smartctl" past the head
     if re.search(r"^smartctl \d+\.\d+ ", head, re.M) and "smartmontools" in head:
         return 0.95
+    if re.search(r"^SMART Health Status:\s*\S", head, re.M) and re.search(r"^(?:Vendor|Product|Transport protocol):", head,
+                                                                       re.M):
+        return 0.9  # a SAS drive's -a without the banner (held-out round 91)
     if _OVERALL.search(head) or re.search(r"^ID#\s+ATTRIBUTE_NAME\s+FLAGS?\s+VALUE", head, re.M):
         return 0.9
     if "SMART/Health Information (NVMe Log 0x02" in head:

