@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from screens.widgets import FormInput, KeyFooter
+from screens.widgets import FormInput, KeyFooter, command_lines
 from screens.plan import recheck_words
 from wizard.i18n import Msg, _, ngettext, spaced, tr
 from wizard.engine import PreparedAction
@@ -101,7 +101,7 @@ class ConfirmAction(ModalScreen[bool]):
                 yield Static(ngettext("Exactly what it does ({count} operation):",
                                       "Exactly what it does ({count} operations):", ops).format(count=ops),
                              classes="section", markup=False)
-                yield Static("\n".join(tr(x) for x in lines), markup=False, classes="commands")
+                yield Static(command_lines([tr(x) for x in lines]), markup=False, classes="commands")
             yield Static("", id="confirm-scroll", markup=False, classes="muted")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(_("Show what would run (y)") if self.dry_run else _("Run it (y)"), id="yes",

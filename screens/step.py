@@ -119,10 +119,32 @@ class StepScreen(Screen[None]):
         self._sig: tuple | None = None
         self._shown: tuple[str, Any, list[Any]] | None = None  # (step id, its state, its last check's findings)
         self._drawing = False
+        self._toasts: list[Any] = []  # what this screen said about the step shown (gone when another is shown)
 
     @property
     def build(self):
         return self.app.build
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """A toast about the step shown, which goes when the screen shows another step (walk 37 #15: "this step is
+        proven only by its run ... multinode.consistency" stayed on multinode.transport after n)."""
+        from textual.notifications import Notification, Notify
+
+        toast = Notification(message, title, severity, self.app.NOTIFICATION_TIMEOUT if timeout is None else timeout,
+                             markup=markup)
+        self._toasts.append(toast)
+        self.app.post_message(Notify(toast))
+
+    def _drop_toasts(self) -> None:
+        """Take this screen's toasts about the step it showed off the screen (Textual's own collection)."""
+        shown = getattr(self.app, "_notifications", None)
+        gone = [t for t in self._toasts if shown is not None and t in shown]
+        self._toasts = []
+        for t in gone:
+            self.app._unnotify(t, refresh=False)
+        if gone:
+            self.app._refresh_notifications()
 
     @property
     def step(self):
@@ -154,6 +176,8 @@ class StepScreen(Screen[None]):
         """Show ``step_id`` in this screen (its header, texts and findings), at the top, and make it the build's
         cursor (where a later bringup resumes). Keys already queued (n held down) are answered first: the screen
         is drawn once, for the step they end on."""
+        if step_id != self.step_id:
+            self._drop_toasts()
         self.step_id = step_id
         self.app.current_step = step_id
         self.build.set_cursor(step_id)

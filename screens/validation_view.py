@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from screens.glyphs import VERDICT_GLYPH, VERDICT_LABEL, VERDICT_STYLE
+from screens.widgets import hanging
 from wizard.i18n import N_, _, gettext, tr, tr_subject
 from wizard.model import Finding, Verdict, subject_prefix
 from wizard.textchart import bandwidth_chart
@@ -110,7 +111,7 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
                           if node and node not in message else _("error: {message}").format(message=message),
                           style="bold red"))
         if remedy:
-            parts.append(Text(f"  -> {tr(remedy)}"))  # the script's own remedies are in the catalogue (walk 27 #3)
+            parts.append(hanging("->", tr(remedy), indent=2))  # the script's remedies are in the catalogue (walk 27 #3)
     bad = live.bad_lines
     if bad:
         parts.append(Text(_("{count} unreadable event line(s), first at log line {line}").format(count=len(bad),

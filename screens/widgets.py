@@ -129,6 +129,29 @@ class KeyFooter(Footer):
             self.call_after_refresh(self.recompose)
 
 
+def hanging(mark: str, text: str, indent: int = 0):
+    """``mark`` and ``text`` as one item whose wrapped lines sit under ``text``, not under the mark (a grid of two
+    columns), after ``indent`` spaces: a command's "$ ", a remedy's "->" (walk 37 #16: a wrapped command's next row
+    at the margin read as a second command)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 1, 0, indent), expand=True)
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_row(mark, text if isinstance(text, Text) else Text(text))
+    return grid
+
+
+def command_lines(lines: list[str]):
+    """An action's operations as the confirmation shows them (already in the operator's language): each ``$ command``
+    with its wrapped rows under the command, the lines under it (a diff, what it runs in turn) as they are."""
+    from rich.console import Group
+    from rich.text import Text
+
+    return Group(*(hanging("$", ln[2:]) if ln.startswith("$ ") else Text(ln) for ln in lines))
+
+
 def prose(text: str):
     """A step's why or instructions as the screen shows them: paragraphs as they are, and the items of a numbered
     or bulleted list ("1. ...", "- ...") with a hanging indent, so a wrapped item's next lines sit under its words,

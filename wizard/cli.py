@@ -294,12 +294,14 @@ JSON_COMMANDS = ("check", "status", "explain", "size", "validate")
 
 
 def _command(sub: Any, name: str, ch: CommandHelp, parents: list[argparse.ArgumentParser] | None = None,
-             snapshot: bool = True) -> argparse.ArgumentParser:
+             snapshot: bool = True, has_json: bool | None = None) -> argparse.ArgumentParser:
     """One command's parser: its summary in the command list and atop its help, its details, its exit statuses."""
     summary = _(ch.summary)  # the one-line summary in the operator's language (the English one is its message id)
     desc = (summary[0].upper() + summary[1:] + ("。" if current_language() == "zh_CN" else ".")
             + (f"\n\n{_(ch.details)}" if ch.details else ""))
-    applies = ch.options + (("json",) if name in JSON_COMMANDS else ())  # --lang's help names --json where it is
+    # --lang's help names --json where the command has it (walk 37 #17: `validate` and `answers check` said so, and
+    # `validate gpu`, which has it, did not)
+    applies = ch.options + (("json",) if (name in JSON_COMMANDS if has_json is None else has_json) else ())
     return _argparse_words(sub.add_parser(name, parents=[_common_options(applies, snapshot), *(parents or [])],
                                           help=summary, description=desc, epilog=exit_status_text(ch.exits),
                                           formatter_class=_HelpFormatter))
@@ -397,10 +399,10 @@ def build_parser() -> argparse.ArgumentParser:
     vcommon.add_argument("--yes", action="store_true",
                          help=_("accepted for scripts; validation changes nothing, so it never asks"))
     vcommon.add_argument("--quick", action="store_true", help=argparse.SUPPRESS)  # small sizes: tests, smoke runs
-    v = _command(sub, "validate", COMMANDS["validate"])
+    v = _command(sub, "validate", COMMANDS["validate"], has_json=False)
     vsub = v.add_subparsers(dest="kind", metavar="KIND", required=True)
     for name, vc in VALIDATE_COMMANDS.items():
-        kp = _command(vsub, name, dataclasses.replace(COMMANDS["validate"], summary=vc.help), [vcommon])
+        kp = _command(vsub, name, dataclasses.replace(COMMANDS["validate"], summary=vc.help), [vcommon], has_json=True)
         vc.add_args(kp)
     sz = _command(sub, "size", COMMANDS["size"])
     for field_name, (flag, help_text) in SIZE_FLAGS.items():
@@ -418,7 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help=_("report on these build directories (STATE/builds/<id>) together, one node per machine (its newest build)"))
     an = _command(sub, "answers", COMMANDS["answers"])
     ansub = an.add_subparsers(dest="answers_command", metavar="check|export", required=True)
-    anc = _command(ansub, "check", ANSWERS_COMMANDS["check"])
+    anc = _command(ansub, "check", ANSWERS_COMMANDS["check"], has_json=False)
     anc.add_argument("file", metavar="FILE", help=_("the answers file to validate (TOML)"))
     ane = _command(ansub, "export", ANSWERS_COMMANDS["export"])
     ane.add_argument("-o", "--output", metavar="FILE", help=_("where to write it (default: standard output)"))

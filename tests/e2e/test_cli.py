@@ -1198,3 +1198,12 @@ def test_an_error_on_a_terminal_wraps_to_its_width_and_to_a_pipe_stays_one_line(
     piped = subprocess.run(bringup_cmd("--lang", "zh_CN", "plan", "foo=1"), capture_output=True, text=True, env=env,
                            timeout=60)
     assert piped.stderr.count("\n") == 1 and "nic_gbit_s" in piped.stderr
+
+
+def test_the_lang_help_names_json_only_where_the_command_has_it():
+    """Walk 37 #17: `validate --help` and `answers check --help` said "--json output is always English" without a
+    --json; `validate gpu --help`, which has one, did not say it."""
+    for args, has in ((("validate",), False), (("validate", "gpu"), True), (("answers", "check"), False),
+                      (("check",), True)):
+        out = run(*args, "--help").stdout
+        assert ("--json output is always English" in out) is has and ("--json" in out) is has, args

@@ -403,3 +403,17 @@ def test_pairs_without_p2p_warn_off_nvswitch_boards_while_every_gpu_keeps_a_peer
     h100 = body.replace("Tesla V100-SXM2-32GB", "NVIDIA H100 80GB HBM3")
     p2p = [f for f in explain_text(h100).findings if f.id == "health.p2p" and "not available" in f.message]
     assert [f.verdict for f in p2p] == [Verdict.FAIL]
+
+
+def test_p2p_at_pcie_speed_on_an_nvswitch_board_fails():
+    """Held-out round 94 (real): 8 A100-SXM4-80GB with P2P enabled at 17-25 GB/s one way, every pair alike, passed as
+    "uniform"; an A100 SXM4 board moves 300 GB/s per direction over NVSwitch, so copies at PCIe speed do not ride
+    NVLink (issue 10 class 5): fail, naming NVLink and Fabric Manager. The healthy A100 SXM4 board of round 90
+    (about 270 GB/s) still passes."""
+    from wizard.explain import explain_text
+
+    bad = explain_text(text(PUBLIC / "p2pbandwidthlatencytest__8xa100-sxm4-80gb-p2p-enabled-only-18-50gbps-no-nvlink.txt"), "b")
+    (f,) = [f for f in bad.findings if f.id == "health.p2p"]
+    assert f.verdict is Verdict.FAIL and "PCIe speed" in f.message and "fabricmanager" in f.remedy
+    ok = explain_text(text(PUBLIC / "p2pbandwidthlatencytest__8xa100-sxm4-80gb-nvswitch-healthy.txt"), "o")
+    assert ok.verdict is Verdict.PASS

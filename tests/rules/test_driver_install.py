@@ -352,6 +352,9 @@ MINE = {"dkms-status", "nvidia-packages-dpkg", "nvidia-packages-rpm", "nvidia-se
 # file, kind, overall verdict, a word the findings must mention
 CASES = [
     ("dkms-status__debian13-nvidia-610-zfs.txt", "dkms-status", "pass", "7.1.3+deb13-amd64"),
+    ("dkms-status__nvidia-535.86.05-installed-on-running-kernel.txt", "dkms-status", "pass", "535.86.05"),  # round 93
+    ("systemctl-status__nvidia-persistenced-active-running-persistence-mode-dgx-station-a100.txt",
+     "nvidia-service-status", "pass", "active"),  # held-out round 93
     ("dkms-status__gcp-nvidia-465-added-old-format.txt", "dkms-status", "fail", "added"),
     ("dkms-status__nobara43-nvidia-580-openrazer.txt", "dkms-status", "pass", "580.126.09"),
     ("dkms-status__rocky9-nvidia-615-added.txt", "dkms-status", "fail", "not built"),

@@ -343,7 +343,10 @@ def test_small_sweep_that_clears_the_floor_passes_and_one_below_it_is_unknown() 
 
 def test_all_gather_on_an_nvswitch_board_uses_the_ring_floor() -> None:
     # synthetic: the real GB10 all-gather rows under 8 H100 device lines: 22 GB/s is far below the 330 GB/s ring floor
-    t = text(SPARK_OK).replace("NVIDIA GB10", "NVIDIA H100 80GB HBM3").replace("spark-4440", "spark-fb97")
+    # (the second rank on its own GPU: two ranks on one bus id are one GPU, judged apart)
+    t = (text(SPARK_OK).replace("NVIDIA GB10", "NVIDIA H100 80GB HBM3")
+         .replace("spark-4440 device  0 [000f:01:00]", "spark-4440 device  1 [0010:01:00]")
+         .replace("spark-4440", "spark-fb97"))
     (f,) = nccl.judge_nccl_tests(t, {})
     assert f.verdict is Verdict.FAIL and "ring floor" in f.message and "no NVLink SHARP" in f.message
 
@@ -390,7 +393,9 @@ def test_suite_of_collectives_passes_on_a_passing_all_reduce() -> None:
     the alltoall has no floor and is reported (pass), never dragging the verdict to unknown; alone it stays
     unknown; a failing all-reduce still fails the suite."""
     ar = text(LAMBDA4)
-    a2a = (text(SPARK_OK).replace("all_gather_perf", "alltoall_perf").replace("spark-fb97", "192-222-52-239")
+    a2a = (text(SPARK_OK).replace("all_gather_perf", "alltoall_perf")
+           .replace("spark-4440 device  0 [000f:01:00]", "spark-4440 device  1 [0010:01:00]")
+           .replace("spark-fb97", "192-222-52-239")
            .replace("spark-4440", "192-222-52-239").replace("NVIDIA GB10", "NVIDIA H100 80GB HBM3"))
     fs = nccl.judge_nccl_tests(ar + a2a, {})
     assert [(f.id, f.verdict) for f in fs] == [("node.allreduce", Verdict.PASS), ("node.nccl_tests", Verdict.PASS)]
@@ -652,3 +657,16 @@ def test_two_gpus_far_below_any_pcie_path_fail_from_64_mib():
     ar = [f for f in r.findings if f.id == "node.allreduce"]
     assert [f.verdict for f in ar] == [Verdict.FAIL] and "broken, not merely slow" in ar[0].message
     assert nccl.PCIE_BROKEN_GB_S == pytest.approx(2.2)
+
+
+def test_two_ranks_on_one_gpu_measure_no_link():
+    """Held-out round 94 (real): an all-gather of 2 ranks both on "device 0 [0000:02:00]" of one RTX 5090 host was
+    judged a bandwidth collapse (fail); the collective moved data within one GPU, so the bandwidth says nothing
+    about a link between GPUs: unknown, naming the ranks and the GPU, with how to give each rank its own. One
+    process per GPU (each its device 0, on its own bus) is not taken for that."""
+    t = text(PUBLIC / "nccl-tests__2-ranks-same-rtx5090-device0-allgather-busbw-1-2gbps.txt")
+    (f,) = nccl.judge_nccl_tests(t, {})
+    assert f.verdict is Verdict.UNKNOWN and "ranks 0 and 1 run on the same GPU" in f.message and "own GPU" in f.remedy
+    own = t.replace("lab device  0 [0000:02:00] NVIDIA GeForce RTX 5090\n",
+                    "lab device  0 [0000:03:00] NVIDIA GeForce RTX 5090\n", 1)
+    assert own != t and all("same GPU" not in g.message for g in nccl.judge_nccl_tests(own, {}))

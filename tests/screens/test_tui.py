@@ -2465,6 +2465,24 @@ async def test_a_step_node_validate_automates_shows_its_cpu_run_and_refuses_an_e
         assert st.status is StepStatus.CONFIRMED and "could not tell here (cpu-only): nccl-tests by hand" in st.reason
 
 
+async def test_a_toast_about_a_step_goes_when_the_next_step_is_shown(state_dir, devvm_host):
+    """Walk 37 #15: c on multinode.consistency ("this step is proven only by its run ...") then n: the toast stayed on
+    multinode.transport, reading as about it. A step screen's toasts go when it shows another step."""
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.push_screen(StepScreen("multinode.consistency"))
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        assert any("multinode.consistency" in str(n.message) for n in app._notifications)
+        await pilot.press("n")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen.step_id != "multinode.consistency"
+        assert not any("multinode.consistency" in str(n.message) for n in app._notifications)
+
+
 async def test_a_check_shows_its_note_and_findings_from_the_top(state_dir, devvm_host):
     """walk 19: after c the step's page was scrolled to the findings' title, so the note above it sat cut
     mid-sentence at the top ("signatures; DKMS-built NVIDIA modules load unsigned"). A finished check now shows the

