@@ -136,6 +136,12 @@ class StepScreen(Screen[None]):
         self._toasts.append(toast)
         self.app.post_message(Notify(toast))
 
+    def on_resize(self) -> None:
+        """A new width: the status line, wrapped to the old one, is drawn again (walk 37 #20: at 80 columns it kept its
+        60-column break until the step was reopened)."""
+        if self.is_mounted:
+            self.refresh_view()
+
     def _drop_toasts(self) -> None:
         """Take this screen's toasts about the step it showed off the screen (Textual's own collection)."""
         shown = getattr(self.app, "_notifications", None)
@@ -252,7 +258,7 @@ class StepScreen(Screen[None]):
                step.id, state.status if state else None, state.verdict if state else None,
                state.updated_at if state else None, run_meta["id"] if run_meta else None,
                last_run.state if last_run else None, last_run.id if last_run else None, checking, b.stale(step.id),
-               b.observing)
+               b.observing, self.size.width)  # the width last: the status line is wrapped to it (walk 37 #20)
         if sig == self._sig:
             return
         new_results = (self._sig is not None and self._sig[1] == step.id and run_meta is not None

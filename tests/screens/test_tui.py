@@ -2465,6 +2465,24 @@ async def test_a_step_node_validate_automates_shows_its_cpu_run_and_refuses_an_e
         assert st.status is StepStatus.CONFIRMED and "could not tell here (cpu-only): nccl-tests by hand" in st.reason
 
 
+async def test_the_status_line_rewraps_when_the_terminal_is_resized(state_dir, devvm_host):
+    """Walk 37 #20: a failed step's status line wrapped at 60 columns ("✗ failed | id" / "when by root") kept that
+    break after the terminal grew to 80 until the step was reopened; it is drawn again for the new width."""
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await start_new_build(pilot, app)
+        app.push_screen(StepScreen("os.kernel_headers"))
+        await pilot.pause()
+        await pilot.press("c")
+        await settle(pilot, app)
+        narrow = text_of(app, "#step-status")
+        assert "\n" in narrow, narrow
+        await pilot.resize_terminal(100, 24)
+        await pilot.pause()
+        await pilot.pause()
+        assert "\n" not in text_of(app, "#step-status"), text_of(app, "#step-status")
+
+
 async def test_a_toast_about_a_step_goes_when_the_next_step_is_shown(state_dir, devvm_host):
     """Walk 37 #15: c on multinode.consistency ("this step is proven only by its run ...") then n: the toast stayed on
     multinode.transport, reading as about it. A step screen's toasts go when it shows another step."""
