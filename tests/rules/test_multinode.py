@@ -219,3 +219,18 @@ def test_facts_from_no_node_say_none_in_the_readers_language():
     finally:
         i18n.set_language("en")
     assert "（无）" in zh and "none" not in zh
+
+
+def test_node_names_in_a_finding_use_the_readers_list_mark():
+    """Walk 37 #18: "2 个节点（node01, node02）" in a Chinese line; the names keep their English text (stored, JSON) and
+    show with the reader's list mark."""
+    from wizard import i18n
+    from wizard.rules.multinode import _nodes_text
+
+    t = _nodes_text(["node01", "node02"])
+    assert str(t) == "node01, node02"
+    i18n.set_language("zh_CN")
+    try:
+        assert i18n.tr(t) == "node01、node02"
+    finally:
+        i18n.set_language("en")
