@@ -292,8 +292,8 @@ STAGE = Stage(
             instructions=(
                 "Press a (or `bringup run health.dcgm_l1`): it runs `dcgmi diag -r 1 -j` (seconds), starting DCGM's "
                 "host engine first when nvidia-dcgm is stopped (then it needs root), and judges every test on every "
-                "GPU. Without DCGM, install it with step driver.dcgm; the Health stage's own checks cover the same "
-                "ground meanwhile."
+                "GPU. Without DCGM, install it with step driver.dcgm; meanwhile the Health stage's own checks cover part "
+                "of it (not DCGM's deployment checks: denylisted drivers, NVML and CUDA library loading, permissions)."
             ),
             action=ActionSpec(
                 id="dcgm_l1",

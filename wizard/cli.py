@@ -666,8 +666,8 @@ class WrappedErrors:
         width = text_width()
         if not line.startswith("bringup: ") or cell_len(line) <= width:
             return line
-        head = next((h for h in (_("bringup: error: "), "bringup: note: ") if line.startswith(h)), "")
-        return "\n".join(_wrap(head, line[len(head):], width, 4)) if head else line
+        head = next((h for h in (_("bringup: error: "), "bringup: note: ") if line.startswith(h)), "bringup: ")
+        return "\n".join(_wrap(head, line[len(head):], width, 4))
 
     def flush(self) -> None:
         if self._pending:
@@ -1425,8 +1425,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     b, note = open_build_for_reading(args, _boot_id())
     if b is None:
         msg = {"schema": 1, "build": None, "state_dir": str(sd)}
-        print(json.dumps(msg) if opt(args, "json") else _("no build under {path} yet: run `bringup` to start one").format(
-            path=sd))
+        if opt(args, "json"):
+            print(json.dumps(msg))
+        else:
+            _print_wrapped("", _("no build under {path} yet: run `bringup` to start one").format(path=sd), tty_width(), 4)
         return 0
     if note:
         print(f"bringup: note: {note}", file=sys.stderr)
@@ -1709,13 +1711,35 @@ def _stopped_following(started: list[Any], sd: Path) -> int:
     return 130
 
 
+def tty_width(stream: Any = None) -> int | None:
+    """:func:`text_width` when ``stream`` (standard output by default) is a terminal, else None: what a script or a
+    file reads stays one line each (walk 38 #3 wrapped ``run``'s and ``validate``'s lines on a terminal only)."""
+    stream = stream or sys.stdout
+    try:
+        return text_width() if stream.isatty() else None
+    except (AttributeError, ValueError):
+        return None
+
+
+def _cells(text: str) -> int:
+    """Terminal cells of ``text`` (a CJK character takes two)."""
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
 def print_run_lines(lines: list[str]) -> None:
     """An action's log lines as ``bringup run`` follows them: a validation's ``BRINGUP {json}`` events as the TUI shows
     them (:meth:`wizard.validate.LiveView.readable`; walk 34 #17: the raw protocol lines), every other line as it is.
     The log file keeps the events."""
     from wizard.validate import LiveView
 
+    # on a terminal a line wider than it wraps under itself (walk 38 #3: a capture's "wrote ..." line ran 371 cells); a
+    # command ("$ ...") stays one line, verbatim, to copy; to a pipe or file every line stays as the log has it
+    width = tty_width()
     for line in LiveView.readable(lines):
+        if width and not line.startswith("$ ") and _cells(line) > width:
+            line = "\n".join(_wrap("", line, width, 4))
         print(line, flush=True)
 
 
@@ -1784,7 +1808,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     def on_start(run) -> None:
         started.append(run)
         if run.state is ActionState.RUNNING:
-            print(_("started run {run} (pid {pid}); log: {log}").format(run=run.id, pid=run.pid, log=run.log_path))
+            _print_wrapped("", _("started run {run} (pid {pid}); log: {log}").format(run=run.id, pid=run.pid,
+                                                                                   log=run.log_path), tty_width(), 4)
 
     def on_lines(lines: list[str]) -> None:
         print_run_lines(lines)
@@ -1934,8 +1959,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     def on_start(run) -> None:
         started.append(run)
         if run.state is ActionState.RUNNING:
-            print(_("started run {run} (pid {pid}); log: {log}").format(run=run.id, pid=run.pid, log=run.log_path),
-                  file=out)
+            _print_wrapped("", _("started run {run} (pid {pid}); log: {log}").format(run=run.id, pid=run.pid,
+                                                                                   log=run.log_path),
+                           tty_width(out), 4, file=out)
 
     last_tick: list[int] = []  # the seconds count of the last progress line printed
 
@@ -1950,7 +1976,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(text, file=out, flush=True)
 
     def show(prep) -> bool:  # nothing to confirm: it changes nothing; show what runs
-        print(f"{_(prep.step.action.title)}  ({step.id})", file=out)
+        _print_wrapped("", f"{_(prep.step.action.title)}  ({step.id})", tty_width(out), 4, file=out)
         for line in prep.commands:
             print(f"  {tr(line)}", file=out)
         return True
@@ -1963,7 +1989,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             return _stopped_following(started, sd)
         prep = res.prepared
         if prep.refusal:
-            print(f"{_(step.action.title)}  ({step.id})", file=out)
+            _print_wrapped("", f"{_(step.action.title)}  ({step.id})", tty_width(out), 4, file=out)
             print(_("bringup: error: ") + (held_refusal(b) if prep.refusal_kind == "observing" else
                                         running_refusal(prep.running, step.id) if prep.refusal_kind == "running" else
                                         _("cannot run it here: {reason}").format(reason=tr(prep.refusal))),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
 import re
 import os
@@ -1207,3 +1208,53 @@ def test_the_lang_help_names_json_only_where_the_command_has_it():
                       (("check",), True)):
         out = run(*args, "--help").stdout
         assert ("--json output is always English" in out) is has and ("--json" in out) is has, args
+
+
+def test_run_and_validate_lines_wrap_on_a_terminal_and_a_command_stays_whole(tmp_path):
+    """Walk 38 #3: on an 80-column terminal `bringup validate gpu` printed its title line at 83 cells and its error
+    lines at 136-143, and the Linux console's fallback notice ran 153 cells on stderr. On a terminal they wrap to its
+    width; a command line ("$ ...") stays whole, to copy; to a pipe every line is as before (one line each)."""
+    import os
+    import pty
+
+    from rich.cells import cell_len
+
+    from tests.conftest import bringup_cmd, env_for_cli
+
+    master, slave = pty.openpty()
+    env = {**env_for_cli(), "COLUMNS": "80", "BRINGUP_STATE_DIR": str(tmp_path / "s"), "TERM": "linux",
+           "LANG": "zh_CN.UTF-8"}
+    env.pop("LC_ALL", None)
+    p = subprocess.Popen(bringup_cmd("status"), stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    p.wait(timeout=60)
+    os.close(master)
+    lines = out.decode().replace("\r\n", "\n").strip("\n").split("\n")
+    assert lines[0].startswith("bringup: the Linux console") and all(cell_len(ln) <= 80 for ln in lines), lines
+    from wizard import cli
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty = Tty()
+    long = "error in gpu: torch missing: torch is not importable by /very/long/path/to/python3 (ModuleNotFoundError)"
+    cmd = "$ /work/main/.venv/bin/python3 /work/main/assets/scripts/bringup_validate.py gpu --device cpu --quick"
+    old = cli.sys.stdout
+    cli.sys.stdout = tty
+    try:
+        os.environ["COLUMNS"] = "80"
+        cli.print_run_lines([long, cmd])
+    finally:
+        cli.sys.stdout = old
+    shown = tty.getvalue().splitlines()
+    assert cmd in shown and all(len(ln) <= 80 for ln in shown if not ln.startswith("$ ")) and len(shown) == 3, shown
