@@ -294,7 +294,11 @@ class StepScreen(Screen[None]):
             if state.not_applicable:
                 notes.append(shown[:1].upper() + shown[1:])  # "Not applicable: ...", the machine's own skip
             else:
-                notes.append((_("Skipped: ") if st is StepStatus.SKIPPED else _("Note: ")) + shown)
+                # a person's word (a skip, a confirmation, an accepted warning) is their note; any other status's
+                # reason is the machine's (a wait for a GPU, a cancelled run): not under "Note", beside "by root"
+                # (walk 38 #6: it read as something root wrote)
+                notes.append((_("Skipped: ") if st is StepStatus.SKIPPED else
+                              _("Note: ") if st in (StepStatus.CONFIRMED, StepStatus.WARNED) else _("Why: ")) + shown)
         withdrawn = b.withdrawn_confirmation(step.id)
         if withdrawn:  # walk 29 #13: a failing check reopened a hand confirmation, and it left no trace on screen
             notes.append(withdrawn[:1].upper() + withdrawn[1:])
@@ -664,8 +668,12 @@ class StepScreen(Screen[None]):
             first = next((s for s in open_steps if s.id != self.step_id), None)
             if first is None:
                 return None, _("last step of the build")
-            return None, _("last step of the build; {n} step(s) still open, the first: {title} (esc, then the "
-                           "overview)").format(n=len(open_steps), title=_(first.title))
+            # counted as the welcome screen counts them: failed steps apart from those left (walk 38 #2: 66 "not
+            # done" here against "62 left" and "4 failed" there)
+            failed = sum(1 for s in open_steps if s.id in states and states[s.id].status is StepStatus.FAILED)
+            return None, _("last step of the build; {left} left and {failed} failed, the first open: {title} (esc, "
+                           "then the overview)").format(left=len(open_steps) - failed, failed=failed,
+                                                        title=_(first.title))
         for n, st in enumerate(later, si + 2):
             for s in st.steps:
                 if not b.status(s.id).done:

@@ -1895,6 +1895,9 @@ async def test_confirm_moves_on_and_n_crosses_stages_to_the_first_open_step(stat
         await pilot.press("n", "n", "n")  # walk 28 #11: the same words again replace the toast, not stack on it
         await pilot.pause()
         assert sum("last step of the build" in str(n.message) for n in app._notifications) == 1
+        # counted as the welcome screen counts: left apart from failed (walk 38 #2)
+        said = next(str(n.message) for n in app._notifications if "last step of the build" in str(n.message))
+        assert "last step of the build" == said or (" left and " in said and " failed, the first open: " in said), said
 
 
 async def test_the_welcome_screen_counts_not_applicable_steps_apart_and_resumes_past_a_done_step(state_dir, devvm_host):
@@ -2483,6 +2486,25 @@ async def test_the_status_line_rewraps_when_the_terminal_is_resized(state_dir, d
         await pilot.pause()
         await pilot.pause()
         assert "\n" not in text_of(app, "#step-status"), text_of(app, "#step-status")
+
+
+async def test_a_machine_wait_reason_is_not_labelled_as_the_operators_note(state_dir, devvm_host):
+    """Walk 38 #6: after c on a step that waits for a GPU the status block read "... by root / Note: waits for an NVIDIA
+    GPU ...", as if root had written it. A status the machine set says "Why:"; a person's confirmation keeps "Note:"."""
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.push_screen(StepScreen("health.nvml"))
+        await pilot.pause()
+        await pilot.press("c")
+        await settle(pilot, app)
+        shown = screen_text(app)
+        assert app.build.status("health.nvml") is StepStatus.PENDING and "Why: " in shown and "Note: " not in shown
+        app.build.confirm("plan.workload", "sized 7B")
+        app.push_screen(StepScreen("plan.workload"))
+        await pilot.pause()
+        await pilot.pause()
+        assert "Note: sized 7B" in screen_text(app)
 
 
 async def test_a_toast_about_a_step_goes_when_the_next_step_is_shown(state_dir, devvm_host):
