@@ -180,6 +180,14 @@ def run(spec: dict[str, Any], lock_fd: int | None = None) -> int:
                     _log(log, f"# could not start {argv[0]}: {exc.strerror or exc}\n")
                     rc, failed = (127 if isinstance(exc, FileNotFoundError) else 126), i
                     break
+                if got_signal and child.poll() is None:
+                    # a cancel that came while the command was starting: the forked child, before its exec, ran this
+                    # process's handler and so swallowed the group's SIGTERM (CI under load: a cancelled sleep ran on
+                    # for its whole minute); it gets the signal now
+                    try:
+                        child.send_signal(got_signal[0])
+                    except ProcessLookupError:
+                        pass
                 while True:
                     try:
                         rc = child.wait()
