@@ -1166,11 +1166,29 @@ def test_validation_result_unit_words_are_in_the_readers_language(capsys):
 
 
 
+def _terminal_lines(master: int, slave: int) -> list[str]:
+    """What a command wrote to the pseudo-terminal ``slave`` (closed here, as the command's own copy keeps it open
+    until it exits), read from ``master`` to its end, as lines."""
+    import os
+
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO once the command has exited and closed its side
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return out.decode().replace("\r\n", "\n").strip("\n").split("\n")
+
+
 def test_an_error_on_a_terminal_wraps_to_its_width_and_to_a_pipe_stays_one_line(tmp_path):
     """Walk 37 #12: `bringup plan foo=1` printed one 490-cell line on an 80-column terminal. On a terminal bringup's
     own error and note lines wrap to its width (the continuation indented); to a pipe (what scripts read) the line
     stays whole."""
-    import os
     import pty
 
     from rich.cells import cell_len
@@ -1181,18 +1199,7 @@ def test_an_error_on_a_terminal_wraps_to_its_width_and_to_a_pipe_stays_one_line(
     env = {**env_for_cli(), "COLUMNS": "80", "BRINGUP_STATE_DIR": str(tmp_path / "s")}
     p = subprocess.run(bringup_cmd("--lang", "zh_CN", "plan", "foo=1"), stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=slave, env=env, timeout=60)
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    lines = out.decode().replace("\r\n", "\n").strip("\n").split("\n")
+    lines = _terminal_lines(master, slave)
     assert p.returncode == 3 and lines[0].startswith("bringup: error: ") and len(lines) > 3, lines
     assert all(cell_len(ln) <= 80 for ln in lines) and all(ln.startswith("    ") for ln in lines[1:]), lines
     assert "nic_gbit_s" in lines[-1]
@@ -1226,19 +1233,8 @@ def test_run_and_validate_lines_wrap_on_a_terminal_and_a_command_stays_whole(tmp
            "LANG": "zh_CN.UTF-8"}
     env.pop("LC_ALL", None)
     p = subprocess.Popen(bringup_cmd("status"), stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env)
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
+    lines = _terminal_lines(master, slave)
     p.wait(timeout=60)
-    os.close(master)
-    lines = out.decode().replace("\r\n", "\n").strip("\n").split("\n")
     assert lines[0].startswith("bringup: the Linux console") and all(cell_len(ln) <= 80 for ln in lines), lines
     from wizard import cli
 
