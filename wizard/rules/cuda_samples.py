@@ -777,9 +777,10 @@ def nvlink_board(names: set[str]) -> tuple[Any, int, dict[str, str]] | None:
 def _p2p_off_nvlink(p: P2pTest, median: float, lines: list[str]) -> Finding | None:
     """health.p2p from p2pBandwidthLatencyTest on an NVSwitch board (issue class 5, held-out round 94: 8 A100 SXM4 at
     17-25 GB/s passed as "uniform"): the median enabled pair (unidirectional GB/s) against half the datasheet's NVLink
-    figure per direction (:data:`NVLINK_UNI_FRACTION`); at or below what PCIe x16 of the GPU's generation carries in
-    practice the copies do not ride NVLink at all (fail: the fabric is down or Fabric Manager is not running), between
-    the two it is narrow (warn). None when the GPUs are not an NVSwitch board's or the rate clears the bound."""
+    figure per direction (:data:`NVLINK_UNI_FRACTION`); at or below 1.5 x what PCIe x16 of the GPU's generation carries
+    in practice (``assets/validate_thresholds.csv`` through :func:`pcie_practical_gb_s`; the 1.5 is bringup's margin
+    for a PCIe path measured a little above its practical figure, derived) the copies do not ride NVLink at all (fail:
+    the fabric is down or Fabric Manager is not running), between the two it is narrow (warn). None when the GPUs are not an NVSwitch board's or the rate clears the bound."""
     board = nvlink_board({n for n, _l in p.devices.values() if n})
     if board is None:
         return None
