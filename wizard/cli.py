@@ -1838,7 +1838,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(_("bringup: error: ") + _("this action needs root: {command}").format(
                     command=f"sudo {sys.argv[0] or 'bringup'} --state {sd} run {step.id}"), file=sys.stderr)
             elif prep.refusal_kind == "observing" and prep.dry_run:
-                # a dry run only shows what would run: shown, not recorded (walk 33 #14: the commands, then an error)
+                # a dry run only shows what would run: shown, not recorded (walk 33 #14: the commands, then an error);
+                # one that could not run here anyway says why, as without the other bringup (walk 38 #19)
+                if prep.resolved.manual:
+                    _print_wrapped("  ", (tr(prep.resolved.manual) if prep.resolved.done else _(
+                        "cannot run here: {reason}").format(reason=tr(prep.resolved.manual))), width, 2)
                 _print_wrapped("", _("dry run: nothing was run; not recorded in the build: {why}").format(
                     why=held_refusal(b)), width, 4)
                 return 0

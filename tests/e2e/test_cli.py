@@ -591,6 +591,17 @@ def test_a_dry_run_while_another_bringup_holds_the_build_shows_and_is_not_an_err
     assert not list((build_dir / "actions").glob("*.log")) if (build_dir / "actions").exists() else True
 
 
+def test_a_dry_run_while_another_bringup_holds_the_build_says_why_it_could_not_run_anyway(tmp_path):
+    """Walk 38 #19: `--dry-run run` of an action that cannot run on this machine (driver.persistence without an NVIDIA
+    driver, as on this test machine) said only "not recorded ... another bringup holds this build" while the TUI was
+    open, so the preview the step's instructions send the operator to showed nothing: it says why, as it does
+    without the other bringup."""
+    r, _ = run_while_held(tmp_path, "--dry-run", "run", "driver.persistence")
+    said = " ".join(r.stdout.split())
+    assert "cannot run here: install the NVIDIA driver first (driver.install)" in said, said
+    assert "not recorded in the build" in said and r.returncode == 0
+
+
 def test_validate_is_refused_in_runs_words_while_another_bringup_holds_the_build(tmp_path):
     """Walk 23 #2: validate said "cannot run it here: another bringup holds this build: actions are disabled in this
     window" (half English in zh); it says what `run` says, with the holder's pid, translated."""
