@@ -178,14 +178,14 @@ class BuildScreen(Screen[None]):
                 label = Text((". " if self.app.basic else "… ") + _("checking"))
             title = Text(_(s.title))
             if b.stale(s.id):
-                title.append("  " + _("(re-check: rebooted)"))
+                title.append(spaced(_("(re-check: rebooted)")))
             elif plan_changed.get(s.id):  # judged against plan answers since changed (walk 32 #7), as the report's ↻
-                title.append("  " + _("(re-check: the plan changed)"))
+                title.append(spaced(_("(re-check: the plan changed)")))
             elif state and state.status is StepStatus.PENDING and state.reason.startswith(
                     (WAITING_FOR_GPUS, WAITING_FOR_A_GPU)):  # checked, and waiting (walk 32 #20: "pending" as before c)
-                title.append("  " + _("(waits for a GPU)"))
+                title.append(spaced(_("(waits for a GPU)")))
             elif state and state.status is StepStatus.PENDING and state.reason.startswith(WAITING_FOR_PLAN):
-                title.append("  " + _("(waits for a plan answer)"))
+                title.append(spaced(_("(waits for a plan answer)")))
             row = Table.grid(padding=(0, 1), expand=True)
             row.add_column(width=11, no_wrap=True)
             row.add_column(ratio=1)

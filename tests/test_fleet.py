@@ -401,6 +401,9 @@ def test_judge_fleet_without_majority_unread_nodes_and_too_few_nodes():
     alone = judge_fleet({"a1": {"driver": _v("1")}}, {"a2": "timed out"})
     assert [(x.id, x.verdict) for x in alone] == [("fleet.consistency.driver", Verdict.UNKNOWN)]
     assert "at least 2" in alone[0].message and "a2 (timed out)" in alone[0].message
+    assert alone[0].message.startswith("only a1 answered: ")  # walk 38 #21: "1 node(s) answered (a1)"
+    none = judge_fleet({}, {"a1": "unreachable", "a2": "unreachable"})[0]
+    assert none.message.startswith("no node answered: ") and "(none)" not in none.message  # not "0 node(s) ... (none)"
     assert fold(["b", "a1", "a2"]) == "a[1-2],b"
 
 

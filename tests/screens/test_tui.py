@@ -1754,6 +1754,7 @@ async def test_the_overview_says_a_checked_step_waits_for_a_gpu(state_dir, devvm
         await pilot.pause(0.3)
         rows = [str(o.prompt.columns[1]._cells[0]) for o in app.screen.query_one("#steps", OptionList)._options]
         assert any("(waits for a GPU)" in r for r in rows), rows
+        assert not any("  (waits" in r for r in rows), rows  # walk 38 #16: one space (none before "（" in Chinese)
 
 
 async def test_the_action_dialog_of_a_step_that_passes_says_nothing_is_needed(state_dir, devvm_host):
