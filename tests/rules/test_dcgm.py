@@ -122,6 +122,8 @@ def test_dcgm_excerpt_rows_are_judged_and_say_the_rest_of_the_run_is_not_in_the_
     f = [x for x in e.findings if x.verdict is Verdict.FAIL][0]
     assert "'PCIe'" in f.message and "NvLink link 0 is currently down" in f.message
     assert "excerpt" in f.message and "level and its other tests are not in it" in f.message
+    # said once, on the worst finding, not on every GPU's line (walk 38 #22)
+    assert sum("excerpt" in x.message for x in e.findings) == 1
     # the PCIe failure rests on NVLink-down rows: the remedy covers both an NVLink board and a PCIe card
     assert "nvidia-smi nvlink -s" in f.remedy and "false alarm" in f.remedy and "DCGM/issues/49" in f.source
     # a whole run is not called an excerpt

@@ -380,8 +380,10 @@ def judge(d: DcgmDiag, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     if not findings:
         findings.append(Finding(fid, Verdict.UNKNOWN, "could not read any DCGM test result", "host",
                                 tuple(text.splitlines()[:8]), "Give bringup the whole `dcgmi diag` output.", SRC))
-    if d.excerpt:
-        findings = [replace(f, message=Msg("{message} ({EXCERPT_NOTE})", message=f.message, EXCERPT_NOTE=EXCERPT_NOTE)) for f in findings]
+    if d.excerpt:  # said once, on the finding shown first (the worst), not on every GPU's line (walk 38 #22)
+        first = max(range(len(findings)), key=lambda i: (findings[i].verdict.rank, -i))
+        findings[first] = replace(findings[first], message=Msg("{message} ({EXCERPT_NOTE})", message=findings[first].message,
+                                                               EXCERPT_NOTE=EXCERPT_NOTE))
     return findings
 
 
