@@ -506,8 +506,8 @@ class ActionScreen(Screen[None]):
                 st = b.store.step_states().get(run.step_id)
                 checked = is_checked(b.step(run.step_id))
                 out.append((_("Result: {outcome}; its output is not judged: the step's check (c) verifies what it changed")
-                            if checked else _("Result: {outcome}; its output is not judged (the step has no check: the "
-                                              "command's exit status is its result)")).format(
+                            if checked else _("Result: {outcome}; the step has no check: the command's exit status is its "
+                                              "result")).format(
                     outcome=tr(b.run_outcome(run)))
                     + (spaced(_("(step: {status})").format(status=_(st.status.value))) if st is not None else "") + "\n")
         out.append(where)

@@ -1421,6 +1421,23 @@ async def test_a_run_that_exited_0_and_found_no_failure_succeeded_whatever_its_s
         assert "succeeded (exit status 0)" in words and "step: failed" in words, words
 
 
+async def test_a_run_of_a_step_without_a_check_says_its_exit_status_is_the_result_in_one_clause(state_dir, devvm_host):
+    """Walk 38 #23: "Result: succeeded (exit status 0); its output is not judged (the step has no check: ...) (step:
+    passed)" ran two bracketed groups back to back; the no-check reason is a clause, the step's status the only
+    bracket."""
+    run = start_run(state_dir, devvm_host, "report.document", [sys.executable, "-c", "pass"], first=False,
+                    clock=frozen_clock)
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, clock=frozen_clock)
+    b.wait_action(run, timeout_s=30)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await show_run(pilot, app, run.id)
+        shown = " ".join(text_of(app, "#action-outcome").split())
+        assert "; the step has no check: the command's exit status is its result" in shown, shown
+        assert ")(" not in shown.replace(" ", "") and "not judged" not in shown, shown
+
+
 def failed_run_with_a_long_remedy(state_dir, host, code: str = "pass"):
     """A report.capture run of ``python -c code`` whose stored finding fails with a remedy longer than 3 rows."""
     run = start_run(state_dir, host, "report.capture", [sys.executable, "-c", code], first=False, clock=frozen_clock)
