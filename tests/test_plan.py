@@ -80,3 +80,17 @@ def test_a_range_error_gives_whole_numbers_as_such():
     with pytest.raises(ValueError) as exc:
         parse_value("host_ram_gib", "-1")
     assert "at most 1048576 (got '-1')" in str(exc.value) and "e+" not in str(exc.value)
+
+
+def test_a_keys_help_line_takes_the_readers_colon():
+    """Walk 38 #13: the hostfile dialog read "hostfile: 多节点验证的节点：…" (an ASCII colon before Chinese)."""
+    from wizard.i18n import set_language
+    from wizard.plan import key_help
+
+    assert key_help("hostfile").startswith("hostfile: ")
+    try:
+        set_language("zh_CN")
+        assert key_help("hostfile").startswith("hostfile：") and ": " not in key_help("hostfile")[:12]
+    finally:
+        set_language("en")
+    assert key_help("no_such_key") == ""

@@ -124,8 +124,8 @@ def key_help(key: str) -> str:
     TUI's dialog and ``bringup run``); "" for a key without help."""
     from wizard.i18n import _
 
-    k = PLAN_KEYS.get(key)
-    return f"{key}: {_(k.help)}" if k is not None and k.help else ""
+    k = PLAN_KEYS.get(key)  # "hostfile：…" in Chinese, with the reader's colon (walk 38 #13)
+    return key + _(": ") + _(k.help) if k is not None and k.help else ""
 
 
 def unknown_key(key: str) -> str:
