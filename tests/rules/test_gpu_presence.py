@@ -619,3 +619,21 @@ def test_a_cuda_newer_than_the_driver_is_the_forward_compat_library_and_warns_of
     assert ok.verdict is Verdict.PASS and "supported on data-center GPUs" in ok.message
     jetson = explain_text(text(PUBLIC / "nvidia-smi__jetson-orin-nvgpu-na-fields.txt"), "j")
     assert all("forward" not in f.message for f in jetson.findings if f.id == "driver.version")
+
+
+def test_needs_gpu_does_not_repeat_a_skip_the_check_already_said(vm):
+    """Walk 38 #8: "not checked: no NVIDIA GPU on the PCI bus (see health.gpu_pci); observed: GPU health skipped: no
+    NVIDIA GPU on the PCI bus (see health.gpu_pci)": a finding its own check skipped stands as said; one that observed
+    something else keeps it after "observed:"."""
+    from wizard.rules.compose import needs_gpu
+
+    def inner(out, plan):
+        return [Finding("a", Verdict.SKIP, "GPU health skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)",
+                        "host", (), "", "s"),
+                Finding("b", Verdict.UNKNOWN, "could not tell the GPUs' PCIe link width", "host", (), "fix", "s")]
+
+    a, b = needs_gpu(inner)(vm, {})
+    assert a.message == "GPU health skipped: no NVIDIA GPU on the PCI bus (see health.gpu_pci)"
+    assert str(b.message) == ("not checked: no NVIDIA GPU on the PCI bus (see health.gpu_pci); observed: could not tell "
+                              "the GPUs' PCIe link width")
+    assert (a.verdict, b.verdict, b.remedy) == (Verdict.SKIP, Verdict.SKIP, "")

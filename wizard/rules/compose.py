@@ -45,9 +45,13 @@ def needs_gpu(check: Check) -> Check:
         found = check(outputs, plan)
         if not _no_gpu(outputs):
             return found
+        # a finding the check itself skipped already says why (walk 38 #8: "not checked: no NVIDIA GPU ...; observed:
+        # AER count check skipped: no NVIDIA GPU ..."): it stands as said; the others keep what they observed, in
+        # pieces (the observed message shown translated)
         return [dataclasses.replace(f, verdict=Verdict.SKIP, remedy="", waits_for=WAITS_FOR_GPUS,
-                                    message=Msg("not checked: no NVIDIA GPU on the PCI bus (see health.gpu_pci); observed: ")
-                                    + f.message) for f in found]  # in pieces: the observed message shown translated
+                                    message=f.message if f.verdict is Verdict.SKIP else
+                                    Msg("not checked: no NVIDIA GPU on the PCI bus (see health.gpu_pci); observed: ")
+                                    + f.message) for f in found]
 
     wrapped.__name__ = f"needs_gpu_{check.__name__}"
     wrapped.__doc__ = f"{check.__doc__ or check.__name__} Skipped when no NVIDIA GPU is on the PCI bus."
