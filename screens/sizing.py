@@ -306,7 +306,7 @@ class SizingScreen(Screen[None]):
         if inp.zero_stage < 3:
             n += spaced(_("(ZeRO-3: {count})").format(count=s.min_gpus_stage3 or _("not enough either")))
         partial = not inp.system_max_w and (not inp.cpu_w or not inp.other_w)
-        t.append(_(". ") + _("Min GPUs: {count}. Host RAM needed {ram} GiB. {watts} W").format(
+        t.append(_(". ") + _("Min GPUs: {count}. Host RAM needed {ram} GiB. Power {watts} W").format(
             count=n, ram=f"{s.host_min / sz.GiB:,.1f}", watts=f"{s.load_w:,.0f}")  # as the detail says it
                  + (spaced(_("(GPUs only so far).")) if partial else "."))
         if self.errors:
