@@ -72,6 +72,11 @@ class LauncherLog:
     """Python exception lines of the ranks' own tracebacks in the paste (``NameError: ...``), not the launcher's
     ChildFailedError."""
     has_summary: bool = False
+    rendezvous_errors: list[str] = field(default_factory=list)
+    """The elastic agent's rendezvous failing (``RendezvousConnectionError``, ``RendezvousTimeoutError``,
+    ``DistNetworkError``/``DistStoreError``, c10d's "The client socket has timed out after Ns while trying to connect to
+    HOST:PORT"): the ranks never met."""
+    rendezvous_endpoint: str = ""
     problems: list[str] = field(default_factory=list)
 
 
@@ -102,6 +107,11 @@ _DS_CVD = lazy_re(r"Setting CUDA_VISIBLE_DEVICES=([\d,]*)")
 _DS_WORLD_INFO = lazy_re(r"WORLD INFO DICT: (\{.*\})")
 _NO_HOSTFILE = lazy_re(r"Unable to find hostfile, will proceed with training with local resources only")
 _EXC = lazy_re(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): ?(.*)$")
+_RDZV = lazy_re(r"\b(?:Rendezvous(?:Connection|Timeout|Closed)Error|DistNetworkError|DistStoreError)\b"
+                r"|\[c10d\][^\n]*(?:socket has timed out|[Cc]onnection refused|failed to connect)")
+"""torch.distributed.elastic.rendezvous.api's errors, torch.distributed's store/network errors, and c10d's socket
+lines (torch/csrc/distributed/c10d/socket.cpp)."""
+_RDZV_TO = lazy_re(r"(?:trying to connect to|connect to)\s+\(?([\w.:\[\]-]+?:\d{1,5})\)?")
 
 
 def _summary(lines: list[str], log: LauncherLog) -> None:
@@ -235,6 +245,13 @@ def _parse(text: str, log: LauncherLog) -> None:
             _set(log, "no_hostfile", True)
             log.plan.append(ln)
             continue
+        if _RDZV.search(ln):
+            torch_seen = True
+            log.rendezvous_errors.append(ln.strip())
+            m = _RDZV_TO.search(ln)
+            if m and not log.rendezvous_endpoint:
+                _set(log, "rendezvous_endpoint", m.group(1))
+            continue
         if ln.startswith("Traceback (most recent call last)"):
             in_rank_tb = True
             continue
@@ -267,7 +284,7 @@ def detect_launcher(text: str) -> float:
     summary scores below the kinds that judge a specific error (a CUDA or NCCL error in the same paste says more)."""
     if _ROOT.search(text) or _CHILD_FAILED.search(text):
         return 0.75
-    if _AGENT_FAILED.search(text) or _SIGTERM_SENT.search(text):
+    if _AGENT_FAILED.search(text) or _SIGTERM_SENT.search(text) or _RDZV.search(text):
         return 0.7
     lines = text.splitlines()
     fields = sum(1 for ln in lines if _FIELD.match(ln))

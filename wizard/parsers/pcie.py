@@ -446,7 +446,8 @@ def _detail(d: LspciDevice, raw: str, state: dict[str, Any]) -> None:
             if m:
                 _set(d, "port_type", m.group("type").strip())
     else:
-        m = _REGION_RE.match(s)
+        # a Region line after the first Capabilities line is a capability's (the SR-IOV VF BARs), not the function's
+        m = _REGION_RE.match(s) if not (d.caps_seen or d.caps_denied) else None
         if m:
             idx = sat_int(m.group("idx")) if m.group("idx") is not None else sat_int(state.get("next_region", 0))
             rflags = {m.group("flags"), m.group("flags2")}

@@ -38,7 +38,7 @@ from wizard.parsers.smi import GpuFacts, SmiDoc, unreachable_gpus
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.smi import (
-    SRC_MIG, SRC_SMI, _err_fields, _ev, _pass_group, _unknown_error_fields, gpu_class, subject, unresponsive,
+    ERR_FIELDS_UNRESPONSIVE, SRC_MIG, SRC_SMI, _err_fields, _ev, _pass_group, _unknown_error_fields, gpu_class, subject, unresponsive,
 )
 from wizard.i18n import N_, Msg, SEMICOLON
 from wizard.nvml_probe import INIT_ERRORS
@@ -533,7 +533,9 @@ def smi_count(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                         "host", tuple(ev), "Correct the plan's GPU count, or check which GPU should not be here.",
                         SRC_A1, measured=cm)]
     msg: str = Msg("nvidia-smi lists {seen} GPUs", seen=seen) if seen != 1 else Msg("nvidia-smi lists 1 GPU")
-    if want is None and doc.complete and (doubt := sxm_count_doubt(seen, [g.name for g in doc.gpus])) is not None:
+    # a whole listing, or rows whose own index column runs 0..n-1 (a `--format=csv,noheader` paste: held-out r95)
+    whole = doc.complete or (doc.fmt == "csv" and [g.num("index") for g in doc.gpus] == list(range(len(doc.gpus))))
+    if want is None and whole and (doubt := sxm_count_doubt(seen, [g.name for g in doc.gpus])) is not None:
         return [sxm_count_finding(msg, doubt, tuple(ev))]
     if want is not None:
         msg += (Msg(', as the plan expects'))
@@ -697,6 +699,19 @@ def ended_architecture(arch: str, names: Sequence[str], detail: str, who: str, e
                    f"{rule.source}; NVIDIA CUDA GPUs - Compute Capability (https://developer.nvidia.com/cuda-gpus)")
 
 
+_NOT_READ = frozenset({"N/A", "[N/A]", "[Not Supported]"})
+
+
+def _not_read_beside_siblings(g: Any, doc: SmiDoc) -> list[str]:
+    """``g``'s fields that read N/A while every other GPU of the same model in ``doc`` (at least one) reads a value:
+    what the driver could not read from this GPU, not what the model lacks."""
+    same = [o for o in doc.gpus if o is not g and o.name == g.name and not _err_fields(o)]
+    if not same:
+        return []
+    return [k for k, r in g.fields.items() if r.raw.strip() in _NOT_READ
+            and all(k in o.fields and o.fields[k].raw.strip() not in _NOT_READ for o in same)]
+
+
 def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     out = []
     ok = []
@@ -723,12 +738,25 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                "Read `dmesg | grep -e NVRM -e Xid` for this PCI address. Xid 79 (fallen off the bus) "
                                "needs a full power cycle; Xid 119/120 (GSP) a GPU reset or reboot. Check its power "
                                "cables and seating; RMA the GPU if it comes back after a cold boot.", SRC_SMI))
+        elif bad and len(bad) + len(lost := _not_read_beside_siblings(g, doc)) >= ERR_FIELDS_UNRESPONSIVE:
+            # ERR! in one or two fields and N/A where the other GPUs of its model read a value (power, GPU-Util, ECC):
+            # the driver no longer reads this GPU, as when three fields say ERR! (held-out r95: two of 4 A100 PCIe)
+            out.append(Finding("health.gpu_responsive", Verdict.FAIL,
+                               Msg("{subject} does not respond: nvidia-smi prints ERR! for its {bad} and N/A for its "
+                                   "{lost}, which the other {name} GPUs here read", subject=subject(g),
+                                   bad=", ".join(bad), lost=", ".join(lost), name=g.name or "GPU"),
+                               subject(g), _ev(g, g.errors, [g.fields[k].line for k in bad + lost]),
+                               "Read `dmesg | grep -e NVRM -e Xid` for this PCI address. Xid 79 (fallen off the bus) "
+                               "needs a full power cycle; Xid 119/120 (GSP) a GPU reset or reboot. Check its power "
+                               "cables and seating; RMA the GPU if it comes back after a cold boot.", SRC_SMI))
         else:
             what = ", ".join(k.replace("fan.speed", "fan speed").replace("temperature.gpu", "temperature")
                              for k in bad) or "a field"
             shown = " / ".join(dict.fromkeys(g.fields[k].raw for k in bad)) or "ERR!"
             out.append(Finding("health.gpu_responsive", Verdict.WARN,
                                Msg("{subject}: nvidia-smi cannot read its {what} ({shown})", subject=subject(g), what=what,
+                                   shown=shown) if bad else  # not "cannot read its a field"
+                               Msg("{subject}: nvidia-smi prints {shown} in one of its fields", subject=subject(g),
                                    shown=shown), subject(g), _ev(g, g.errors, [g.fields[k].line for k in bad]),
                                (Msg('A single sensor reading ERR! ({what}): ', what=what) + (Msg('often the fan on a passively cooled or riser-mounted card: check the fan/cooling in the BMC') if 'fan' in what else Msg("check the GPU's power cables and the BMC's power readings") if 'power' in what else Msg("check the BMC's readings for it")) + Msg('; read `dmesg | grep -e NVRM -e Xid`; if more fields turn ERR!, treat the GPU as failing.')), SRC_SMI))
     spinning = []

@@ -43,6 +43,10 @@ sources: :data:`SRC_SHM`."""
 SRC_NCCL_WATCHDOG = ("PyTorch docs, torch.distributed (https://pytorch.org/docs/stable/distributed.html): "
                      "ProcessGroupNCCL's watchdog aborts the process when a collective times out or fails "
                      "(TORCH_NCCL_ASYNC_ERROR_HANDLING)")
+SRC_RDZV = ("PyTorch docs, torchrun (Elastic Launch) (https://pytorch.org/docs/stable/elastic/run.html): every node's "
+            "agent joins the rendezvous at --rdzv_endpoint (the c10d backend's TCP store) before any worker starts; "
+            "torch.distributed.elastic Rendezvous (https://pytorch.org/docs/stable/elastic/rendezvous.html): "
+            "RendezvousConnectionError, RendezvousTimeoutError")
 SRC_DS_LAUNCHER = ("DeepSpeed docs, Getting Started: resource configuration and the deepspeed launcher "
                    "(https://www.deepspeed.ai/getting-started/#resource-configuration-multi-node)")
 
@@ -210,6 +214,16 @@ def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
             what = (Msg('all {n} launched processes exited with code 0', n=n) + (' (' + plan + ')' if plan else ''))
         return [Finding(fid, Verdict.PASS, Msg("the launcher ran to the end: {what}; the job started, its ranks rendezvoused and finished", what=what), "node", tuple(log.succeeded[:8]), "",
                         SRC_ELASTIC if agents else SRC_DS_LAUNCHER)]
+    if log.rendezvous_errors and not log.succeeded:
+        where = Msg(" at {endpoint}", endpoint=log.rendezvous_endpoint) if log.rendezvous_endpoint else ""
+        return [Finding(fid, Verdict.FAIL, Msg("the ranks never met: the launcher could not reach its rendezvous{where} "
+                                               "({n} error line(s)), so no worker started; a network or launch "
+                                               "problem, not a GPU fault", where=where, n=len(log.rendezvous_errors)),
+                        "node", tuple(log.rendezvous_errors[:4]),
+                        "Check the rendezvous endpoint (`--rdzv_endpoint`, or `--master_addr`/`--master_port`): it must "
+                        "be the first node's address on a network every node reaches (`nc -zv HOST PORT` from this "
+                        "node), the launcher must be running there too (start every node within the rendezvous "
+                        "timeout), and no firewall may block the port.", SRC_RDZV)]
     if log.sigterm_sent and not log.plan:
         return [Finding(fid, Verdict.UNKNOWN, Msg("the launcher stopped {n} worker process(es) (SIGTERM): a worker "
                                                   "failed or the job was interrupted; what failed is not in this "

@@ -678,6 +678,16 @@ def gpu_bar1(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             findings.append(Finding(fid, Verdict.FAIL, Msg("{who}: BAR(s) {a1} not assigned by the firmware", who=_who(g), a1=', '.join(str(r.index) for r in bad)), _subject(g), tuple(_ev(g, *[r.line for r in bad])),
                                     REMEDY_BAR, SRC_BAR))
             continue
+        shown = {r.index for r in g.regions if r.kind == "Memory"}
+        absent = [i for i in (0, 1) if i not in shown]
+        if absent and shown and min(shown) > 0:  # e.g. only "Region 3": BAR0 (registers) and BAR1 (the memory
+            # aperture) were not given address space (an L20 bound to vfio-pci, in D3, out of MMIO window)
+            findings.append(Finding(fid, Verdict.FAIL, Msg("{who}: BAR(s) {a1} missing (lspci lists only BAR(s) {a2}): "
+                                                           "the firmware or kernel did not assign them",
+                                                           who=_who(g), a1=", ".join(map(str, absent)),
+                                                           a2=", ".join(map(str, sorted(shown)))),
+                                    _subject(g), tuple(_ev(g, *[r.line for r in g.regions])), REMEDY_BAR, SRC_BAR))
+            continue
         b = g.bar1
         if b is not None:
             sizes.append(f"{g.bus_id} {human_bytes(b.size)}")
