@@ -637,3 +637,29 @@ def test_needs_gpu_does_not_repeat_a_skip_the_check_already_said(vm):
     assert str(b.message) == ("not checked: no NVIDIA GPU on the PCI bus (see health.gpu_pci); observed: could not tell "
                               "the GPUs' PCIe link width")
     assert (a.verdict, b.verdict, b.remedy) == (Verdict.SKIP, Verdict.SKIP, "")
+
+
+def test_err_in_two_fields_and_na_where_same_model_gpus_read_values_does_not_respond():
+    """Held-out r95: two of four A100 80GB PCIe showed ERR! (fan, MIG) and N/A for power, GPU-Util and ECC, which the
+    other two read: the driver no longer reads them (fail), not "one unreadable sensor" (warn)."""
+    from wizard.explain import explain_text
+    from tests.probe_data import PUBLIC, text
+
+    e = explain_text(text(PUBLIC / "nvidia-smi__4xa100-pcie-595-gpus-2-3-err-fan-power-na-ecc-err.txt"))
+    resp = {f.subject: f for f in e.findings if f.id == "health.gpu_responsive"}
+    bad = [f for f in resp.values() if f.verdict is Verdict.FAIL]
+    assert sorted(f.subject for f in bad) == ["GPU 2 (0000:ca:00.0)", "GPU 3 (0000:e3:00.0)"], resp
+    assert "which the other NVIDIA A100 80GB PCIe GPUs here read" in bad[0].message
+    assert any(f.verdict is Verdict.PASS and "other 2 GPUs" in f.message for f in resp.values())
+
+
+def test_an_sxm_count_no_hgx_board_has_is_doubted_in_a_noheader_csv_indexed_from_zero():
+    """Held-out r95: seven A100-SXM4-80GB rows of `--format=csv,noheader`, indexed 0-6: an HGX board carries 4 or 8."""
+    from wizard.explain import explain_text
+    from tests.probe_data import PUBLIC, text
+
+    body = text(PUBLIC / "nvidia-smi-query-gpu-csv__7xa100-sxm4-80gb-noheader-one-of-8-missing.txt")
+    f = [x for x in explain_text(body).findings if x.id == "health.gpu_count"]
+    assert [x.verdict for x in f] == [Verdict.WARN] and "suggests a GPU is missing" in f[0].message
+    cut = "\n".join(body.splitlines()[1:])  # rows 1-6: not indexed from 0, so not known whole
+    assert all(x.verdict is not Verdict.WARN for x in explain_text(cut).findings if x.id == "health.gpu_count")

@@ -128,3 +128,16 @@ def test_the_launcher_stopping_its_workers_without_the_cause_is_unknown_and_asks
     torchrun = explain_text("W1201 10:00:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:897] Sending "
                             "process 4242 closing signal SIGTERM\n")
     assert torchrun.verdict is Verdict.UNKNOWN and "stopped 1 worker" in torchrun.findings[0].message
+
+
+def test_a_rendezvous_that_never_connected_fails_the_launch_as_a_network_problem():
+    """Held-out r96: torchrun's agent timed out connecting to the c10d store ("The client socket has timed out after
+    60s while trying to connect to 192.0.0.1:1234", RendezvousConnectionError): no worker started. It was "launcher
+    start-up only" (unknown); it fails node.launch, naming the endpoint, as a network/launch problem."""
+    from wizard.explain import explain_text
+
+    e = explain_text((PUBLIC / "torchrun__c10d-rendezvous-connection-error-client-socket-timeout-60s.txt").read_text())
+    f = [x for x in e.findings if x.id == "node.launch"]
+    assert e.verdict is Verdict.FAIL and [x.verdict for x in f] == [Verdict.FAIL]
+    assert "rendezvous at 192.0.0.1:1234" in f[0].message and "not a GPU fault" in f[0].message
+    assert "--rdzv_endpoint" in f[0].remedy and any("RendezvousConnectionError" in ln for ln in f[0].evidence)

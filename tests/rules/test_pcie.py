@@ -7,7 +7,7 @@ from pathlib import Path
 
 from wizard.explain import explain_text
 from wizard.model import Finding, Verdict, overall
-from wizard.parsers.pcie import detect_lspci
+from wizard.parsers.pcie import detect_lspci, parse_lspci
 from wizard.probes import ProbeOutput
 from wizard.rules import gpu_presence as gc
 from wizard.rules import pcie
@@ -317,3 +317,14 @@ def test_a_lnkcap_speed_lspci_cannot_name_is_unknown_not_a_pass():
     speed = [f for f in r.findings if f.id == "health.pcie_speed"]
     assert [f.verdict for f in speed] == [Verdict.UNKNOWN] and "'unknown' to this lspci" in speed[0].message
     assert [f.verdict for f in r.findings if f.id == "health.pcie_width"] == [Verdict.PASS]
+
+
+def test_a_gpu_missing_bar0_and_bar1_fails_and_sriov_vf_bars_are_not_its_own() -> None:
+    """Held-out r97: an L20 whose lspci lists only "Region 3" (BAR0, BAR1 not assigned) passed health.bar1, because
+    the SR-IOV capability's VF "Region 0/1" lines further down were read as the function's own BARs."""
+    e = explain_text(text(PUBLIC / "lspci-vv__l20-gen4-x16-ok-bar0-bar1-missing-only-bar3-vfio-pci.txt"))
+    bar = [f for f in e.findings if f.id == "health.bar1"]
+    assert [f.verdict for f in bar] == [Verdict.FAIL]
+    assert "BAR(s) 0, 1 missing (lspci lists only BAR(s) 3)" in bar[0].message
+    facts = parse_lspci(text(PUBLIC / "lspci-vv__l20-gen4-x16-ok-bar0-bar1-missing-only-bar3-vfio-pci.txt"))
+    assert [r.index for r in facts.gpus[0].regions] == [3]  # not the VF BARs 0, 1, 3 of the SR-IOV capability

@@ -312,3 +312,11 @@ def test_a_dotted_leader_fail_and_a_nix_builder_failure_fail():
         r = explain_text(text(PUBLIC / name))
         assert r.verdict is Verdict.FAIL, name
     assert not toolwords._FAIL.search("Memory GPU5 ....................................... PASS")
+
+
+def test_hwlocs_pass_enable_advice_is_not_a_pass_line():
+    """Held-out r96: "Pass --enable-32bits-pci-domain to configure ..." (hwloc, at the top of an nccl-tests run) was
+    quoted as "the program reports success"; a line-leading PASS counts in capitals only."""
+    e = explain_text(text(PUBLIC / "nccl-debug-info__2node-h100nvl-a100-socket-podnet1-connect-timed-out-retrying.txt"))
+    assert not any(f.id == "explain.program_said" and f.verdict is Verdict.PASS for f in e.findings)
+    assert explain_text("PASS\n").verdict is not Verdict.FAIL
