@@ -434,6 +434,45 @@ def test_judging_is_stopped_at_its_cpu_and_memory_limits_and_says_so(tmp_path, m
     assert out[1]["verdict"] == out[3]["verdict"] == "fail"
 
 
+def test_many_inputs_are_judged_by_children_side_by_side_in_order_with_their_limits(tmp_path, monkeypatch, capsys):
+    """explain of many inputs splits them into contiguous runs judged by one child each, side by side (the benchmark of
+    every shared case in one process: 0.54 s -> 0.40 s on the 2-core VM); the output keeps the inputs' order, and an
+    input stopped at its CPU or memory limit inside a run is said as with one child, its run going on in a new one."""
+    import json
+    import os
+    import re
+
+    from wizard import cli, explain
+
+    real = explain.explain_text
+
+    def judge(text, name="-", expectations=None, kind=None):
+        if name.endswith("slow.txt"):
+            re.search(r"\S+\.cc:\d+ -> (\d+)", "x" * 300_000)
+        if name.endswith("big.txt"):
+            return bytearray(600 * 2 ** 20)
+        return real(text, name, expectations, kind)
+
+    monkeypatch.setattr(explain, "explain_text", judge)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(cli, "EXPLAIN_PER_CHILD_MIN", 4)
+    names = [f"in{i:02d}.txt" for i in range(16)]
+    names[5], names[13] = "in05-slow.txt", "in13-big.txt"
+    sources = ["nvidia-smi__driver-not-loaded-failed-to-communicate.txt", "free-h__gpu-cluster-node-ram-exhausted-swap-full.txt"]
+    paths = []
+    for i, n in enumerate(names):
+        paths.append(tmp_path / n)
+        paths[-1].write_text(case(sources[i % 2]))
+    runs = cli.explain_in_children(list(map(str, paths)), None)
+    assert len(runs) == 4 and [n for run, _ in runs for n in run] == list(map(str, paths))
+    assert cli.main(["explain", "--json", *map(str, paths)]) == 2
+    out = json.loads(capsys.readouterr().out)["inputs"]
+    assert [i["input"] for i in out] == list(map(str, paths))
+    assert out[5]["findings"][-1]["id"] == "explain.time_limit" and out[13]["findings"][-1]["id"] == "explain.memory_limit"
+    for i in (0, 1, 6, 12, 14, 15):
+        assert [f["id"] for f in out[i]["findings"]] == [f.id for f in real(paths[i].read_text(), names[i]).findings]
+
+
 def test_a_command_typed_twice_whose_earlier_output_had_several_findings_does_not_crash():
     """Found by the hypothesis test of nvidia-smi pastes (synthetic: a real A100 table's lines shuffled under one
     prompt): the earlier run's findings were dropped with a dict.pop inside a comprehension, popped again for each
