@@ -92,8 +92,9 @@ STAGE = Stage(
             action=ActionSpec(
                 id="report",
                 title="Write the acceptance report",
-                description="Writes the acceptance report (HTML) of this build into the build directory; its path is "
-                            "in the command and the log.",
+                description="Writes the acceptance report (HTML, in English: a document handed to others, whatever "
+                            "the language on screen) of this build into the build directory; its path is in the command "
+                            "and the log.",
                 resolve=resolve_report,
                 changes_system=False,
                 needs_root=False,

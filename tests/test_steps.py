@@ -97,3 +97,17 @@ def test_instructions_that_ask_for_a_plan_answer_give_way_once_it_is_recorded():
     assert steps.step_by_id("os.filesystem").instructions_for({"data_path": ""}).startswith("Record the data path")
     for s in steps.all_steps():
         assert bool(s.plan_keys) == bool(s.instructions_when_set), s.id
+
+
+def test_the_report_action_says_the_report_is_written_in_english():
+    """Walk 38 #7: the Chinese step and action did not say the report comes out in English (only `report --help` did)."""
+    import steps
+    from wizard.i18n import set_language, _
+
+    action = next(s for st in steps.STAGES for s in st.steps if s.id == "report.document").action
+    assert "in English" in action.description
+    try:
+        set_language("zh_CN")
+        assert "英文" in _(action.description)
+    finally:
+        set_language("en")
