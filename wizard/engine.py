@@ -1210,7 +1210,8 @@ class PreparedAction:
             facts = facts + Msg("; backs up: {paths}", paths=", ".join(a.backs_up))
         # Msg lines: shown translated (tr) by whoever prints them; the commands stay as they are
         note = ["  " + self.resolved.note] if self.resolved.note else []
-        return Confirmation([Msg.plain(a.title) + f"  ({self.step.id})", "  " + Msg.plain(a.description),
+        return Confirmation([Msg("{title}  ({step})", title=Msg.plain(a.title), step=self.step.id),
+                             "  " + Msg.plain(a.description),
                              "  " + facts] + note, ["  " + line for line in self.commands])
 
 
