@@ -289,6 +289,9 @@ def _build_kinds() -> dict[str, Kind]:
          pasted.dcgm_discovery_judge, ("dcgmi discovery -l",)),
     Kind("dcgmi-dmon", "dcgmi dmon -e FIELDS (DCGM field samples: Xid, ECC, PCIe replays, ...)", p_dcgm.detect_dcgmi_dmon,
          pasted.dcgm_dmon_judge, ("dcgmi dmon -e 230,202,310,311 -c 5",)),
+    Kind("dcgm-exporter-metrics", "dcgm-exporter's Prometheus metrics (DCGM_FI_* samples: Xid, ECC, PCIe replays, "
+         "NVLink-C2C)", p_dcgm.detect_dcgm_exporter, pasted.dcgm_exporter_judge,
+         ("curl -s localhost:9400/metrics",)),
     # wizard/parsers/container.py detects; wizard/rules/container.py judges (NVIDIA Container Toolkit)
     Kind("nvidia-container-cli", "nvidia-container-cli info, or the NVIDIA Container Toolkit / Docker GPU errors",
          p_container.detect_container_cli, container_rules.judge_container_text,

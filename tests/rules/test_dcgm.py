@@ -6,7 +6,7 @@ import functools
 
 from wizard.explain import explain_text
 from wizard.model import Verdict
-from wizard.parsers.dcgm import parse_dcgm_json, parse_dcgm_text
+from wizard.parsers.dcgm import parse_dcgm_exporter, parse_dcgm_json, parse_dcgm_text
 from wizard.rules import dcgm
 from wizard.rules import dcgm as dcgm_checks
 
@@ -350,3 +350,24 @@ def test_dcgm_planned_gpu_without_result_fails() -> None:
     blind = "\n".join(ln for ln in v100.splitlines() if "Device IDs" not in ln)
     f = dcgm.judge(parse_dcgm_text(blind), blind, {"gpu_count": 2})
     assert any(x.verdict is Verdict.UNKNOWN and "cannot be told" in x.message for x in f)
+
+
+def test_dcgm_exporter_metrics_are_judged_as_the_dcgm_fields_they_are() -> None:
+    """Held-out r99: dcgm-exporter's Prometheus metrics (what a fleet scrapes) were not recognised. The DCGM_FI_* samples
+    are read with prometheus_client's exposition parser into the dmon shape and judged by the same rules: the last Xid
+    by the Xid table, ECC and PCIe replay counters, and the NVLink-C2C link of Grace-Hopper/Blackwell boards."""
+    zeros = explain_text(text(PUBLIC / "dcgm-exporter-metrics__a30-mig-1g6gb-xid-errors-all-zero-partial.txt"))
+    assert zeros.kind == "dcgm-exporter-metrics" and zeros.verdict is Verdict.PASS
+    assert any(f.id == "health.xid" and "GPU 0, GPU 1" in f.message for f in zeros.findings)  # MIG series: one per GPU
+    c2c = explain_text(text(PUBLIC / "dcgm-exporter-metrics__4xgb200-c2c-link-status-all-active-partial.txt"))
+    assert [(f.id, f.verdict) for f in c2c.findings] == [("health.nvlink", Verdict.PASS)]
+    assert "active on 4 GPU(s)" in c2c.findings[0].message
+    bad = explain_text(text(SYNTHETIC / "synthetic_dcgm-exporter__xid79-gpu1-dbe-c2c-down.txt"))
+    by = {(f.id, f.verdict): f for f in bad.findings}
+    assert bad.verdict is Verdict.FAIL
+    assert "Xid 79" in by[("health.xid", Verdict.FAIL)].message and by[("health.xid", Verdict.FAIL)].subject.startswith("GPU 1")
+    assert "2 double-bit ECC errors" in by[("health.ecc", Verdict.WARN)].message
+    assert "NVLink-C2C link to the CPU is inactive" in by[("health.nvlink", Verdict.FAIL)].message
+    # no gpu label: nothing to judge, said
+    none = dcgm.judge_dmon(parse_dcgm_exporter('DCGM_FI_DEV_XID_ERRORS{Hostname="a"} 0\n'), "", {})
+    assert [f.verdict for f in none] == [Verdict.UNKNOWN]

@@ -681,8 +681,10 @@ class DmonSample:
 @dataclass(frozen=True)
 class DcgmDmon:
     """``dcgmi dmon -e ...``: the column short names from the ``#Entity`` header, the samples in order, and
-    ``errors`` (e.g. "Error setting watches. Result: -6: Feature not supported")."""
+    ``errors`` (e.g. "Error setting watches. Result: -6: Feature not supported"). The same shape holds dcgm-exporter's
+    metrics (:func:`parse_dcgm_exporter`: ``tool`` "dcgm-exporter", a column per metric name)."""
 
+    tool: str = "dcgmi dmon"
     columns: list[str] = field(default_factory=list)
     header_line: str = ""
     samples: list[DmonSample] = field(default_factory=list)
@@ -721,6 +723,50 @@ def parse_dcgmi_dmon(text: str) -> DcgmDmon:
                 continue
         d.samples.append(DmonSample(r.group(1).upper(), sat_int(r.group(2)), dict(zip(d.columns, vals)), line.strip()))
     return d
+
+
+_EXPORTER_SAMPLE = lazy_re(r"^\s*(DCGM_FI_[A-Z0-9_]+)(\{[^\n]*\})?\s+(\S+)(?:\s+\d+)?\s*$")
+
+
+def parse_dcgm_exporter(text: str) -> DcgmDmon:
+    """dcgm-exporter's Prometheus metrics (``curl localhost:9400/metrics``, or what Prometheus scraped): each
+    ``DCGM_FI_*`` sample read with prometheus_client's exposition parser (labels unescaped as Prometheus does), one
+    column per metric name, one sample per series with the GPU from its ``gpu`` label (a MIG instance's series is a
+    sample of its GPU). Other lines (a prompt, ``# HELP``/``# TYPE``) are skipped; a line the parser refuses goes
+    to ``problems``. Never raises."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    d = DcgmDmon(tool="dcgm-exporter")
+    if not isinstance(text, str):
+        return d
+    cols: dict[str, None] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not _EXPORTER_SAMPLE.match(line):
+            continue
+        try:
+            samples = [smp for fam in text_string_to_metric_families(line + "\n") for smp in fam.samples]
+        except (ValueError, IndexError, KeyError):
+            d.problems.append(line[:300])
+            continue
+        for smp in samples:
+            gpu = sat_int(smp.labels["gpu"]) if str(smp.labels.get("gpu", "")).isdigit() else None
+            if gpu is None:
+                d.problems.append(line[:300])
+                continue
+            value = f"{smp.value:.0f}" if float(smp.value).is_integer() else f"{smp.value:g}"
+            cols[smp.name] = None
+            d.samples.append(DmonSample("GPU", gpu, {smp.name: value}, line if len(line) <= 400 else line[:400]))
+    _set(d, "columns", list(cols))
+    _set(d, "header_line", "")
+    return d
+
+
+def detect_dcgm_exporter(text: str) -> float:
+    """0.95 for dcgm-exporter metrics: at least one ``DCGM_FI_*{...} value`` sample line."""
+    if not isinstance(text, str):
+        return 0.0
+    return 0.95 if re.search(r"^[ \t]*DCGM_FI_[A-Z0-9_]+\{[^\n]*\}[ \t]+[-+0-9.eEnaNIf]+", text, re.M) else 0.0
 
 
 def detect_dcgmi_dmon(text: str) -> float:

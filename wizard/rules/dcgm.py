@@ -605,9 +605,19 @@ DMON_URL = "https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/feature-ov
 SRC_DMON = (f"NVIDIA DCGM user guide ({DMON_URL}), `dcgmi dmon -e <field ids>`; field ids in dcgm_fields.h: 230 "
             "DCGM_FI_DEV_XID_ERRORS (XIDER, the value of the last Xid), 202 DCGM_FI_DEV_PCIE_REPLAY_COUNTER (RPCTR), "
             "310-313 ECC single/double-bit volatile/aggregate totals (ESVTL, EDVTL, ESATL, EDATL)")
-_XID_COL = lazy_re(r"^XIDER", re.I)
-_REPLAY_COL = lazy_re(r"^RPCTR$", re.I)
-_ECC_COL = lazy_re(r"^E([SD])([VA])(TL|L1|L2|DV|RG|TX|SHM|CBU|SRM)$", re.I)
+SRC_EXPORTER = ("NVIDIA dcgm-exporter (https://github.com/NVIDIA/dcgm-exporter): the DCGM fields as Prometheus metrics "
+                "named after dcgm_fields.h (DCGM_FI_DEV_XID_ERRORS: the value of the last Xid; "
+                "DCGM_FI_DEV_PCIE_REPLAY_COUNTER; DCGM_FI_DEV_ECC_SBE/DBE_VOL/AGG_TOTAL; DCGM_FI_DEV_C2C_LINK_STATUS: "
+                "the NVLink-C2C link to the Grace CPU, 1 active, 0 inactive)")
+_XID_COL = lazy_re(r"^XIDER|^DCGM_FI_DEV_XID_ERRORS$", re.I)
+_REPLAY_COL = lazy_re(r"^RPCTR$|^DCGM_FI_DEV_PCIE_REPLAY_COUNTER$", re.I)
+_ECC_COL = lazy_re(r"^E([SD])([VA])(TL|L1|L2|DV|RG|TX|SHM|CBU|SRM)$|^DCGM_FI_DEV_ECC_([SD])BE_([VA])(?:OL|GG)_TOTAL$",
+                   re.I)
+_C2C_COL = lazy_re(r"^DCGM_FI_DEV_C2C_LINK_STATUS$")
+_NVLINK_ERR_COL = lazy_re(r"^DCGM_FI_DEV_NVLINK_(?:\w*_)?(?:ERROR|DISCARD|REPLAY|RECOVERY|CRC)\w*?(?:_TOTAL|_COUNT|_EVENTS)?$"
+                          r"(?<!_FLOAT)")
+"""dcgm-exporter's NVLink error counters (CRC/replay/recovery error totals, TX discards, link recovery events): any
+count above 0 on a GPU is an NVLink link that erred since the counters started."""
 
 
 def _num(v: str) -> int | None:
@@ -640,6 +650,17 @@ def judge_dmon(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``health.xid`` (XIDER: the last Xid on each GPU, judged by the Xid table), ``health.ecc`` (ECC totals),
     ``health.pcie_errors`` (PCIe replays) from ``dcgmi dmon`` (:class:`wizard.parsers.dcgm.DcgmDmon`), columns read
     by their header names; no sample -> unknown with dcgmi's error; only fields that judge nothing -> skip."""
+    src = SRC_EXPORTER if d.tool == "dcgm-exporter" else SRC_DMON
+
+    def head(line: str) -> tuple[str, ...]:  # the header line (dmon), then the sample
+        return tuple(x for x in (d.header_line, line) if x)
+
+    if not d.samples and d.tool == "dcgm-exporter":
+        return [Finding("health.dcgm_dmon", Verdict.UNKNOWN, "dcgm-exporter metrics with no sample of a GPU (no gpu "
+                        "label) to judge", "host", tuple(d.problems[:3]) or tuple(
+                            ln for ln in text.splitlines() if ln.strip())[:5],
+                        "Paste the DCGM_FI_* lines of `curl -s localhost:9400/metrics` (each has a gpu=\"N\" label).",
+                        SRC_EXPORTER)]
     if not d.samples:
         ev = tuple(d.errors[:3]) or ((d.header_line,) if d.header_line else ()) \
             or tuple(ln for ln in text.splitlines() if ln.strip())[:5]
@@ -664,28 +685,66 @@ def judge_dmon(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                     lines = [ln for v, ln in vals if v == code]
                     out.append(Finding("health.xid", verdict, Msg("DCGM's last Xid on {ent} {eid}: Xid {code} ({meaning}); the field keeps the last Xid "
                                                                   "since DCGM started watching (the kernel log says when)", ent=ent, eid=eid, code=code, meaning=meaning), subj, tuple(dict.fromkeys([lines[0], lines[-1]])), remedy,
-                                       f"{source}; {SRC_DMON}", key=f"dcgm-xid:{ent}{eid}:{code}"))
+                                       f"{source}; {src}", key=f"dcgm-xid:{ent}{eid}:{code}"))
             if clean:
-                out.append(Finding("health.xid", Verdict.PASS, Msg("DCGM reports no Xid on {clean} (XIDER 0)", clean=', '.join(clean)),
-                                   "host", (d.header_line,), "", SRC_DMON))
+                out.append(Finding("health.xid", Verdict.PASS, Msg("DCGM reports no Xid on {clean} ({col} 0)", clean=', '.join(dict.fromkeys(clean)), col=col),
+                                   "host", head(d.samples[0].line) if not d.header_line else (d.header_line,), "", src))
+        elif _NVLINK_ERR_COL.match(col):
+            judged = True
+            per = _per_entity(d, col)
+            erred = {k: max(v, key=lambda t: t[0]) for k, v in per.items() if max(x for x, _ in v) > 0}
+            for (ent, eid), (n, line) in erred.items():
+                out.append(Finding("health.nvlink_errors", Verdict.WARN, Msg("{ent} {eid}: {col} {n}", ent=ent, eid=eid,
+                                                                             col=col, n=n),
+                                   gpu_subject(eid), head(line),
+                                   "Read the links' counters (`nvidia-smi nvlink -e -i N`, `nvidia-smi nvlink -s -i N`) "
+                                   "and the kernel log for Xid 74/145-150; sample again after a load: a count that "
+                                   "grows is a link to reseat or a GPU/baseboard to service.", SRC_EXPORTER))
+            if per and not erred:
+                out.append(Finding("health.nvlink_errors", Verdict.PASS, Msg("{col} 0 on {n} GPU(s)", col=col, n=len(per)),
+                                   "host", head(d.samples[0].line), "", SRC_EXPORTER))
+        elif _C2C_COL.match(col):
+            judged = True
+            per = _per_entity(d, col)
+            down = {k: v for k, v in per.items() if any(x == 0 for x, _ in v)}
+            for (ent, eid), vals in down.items():
+                out.append(Finding("health.nvlink", Verdict.FAIL, Msg("{ent} {eid}: its NVLink-C2C link to the CPU is "
+                                                                      "inactive ({col} 0)", ent=ent, eid=eid, col=col),
+                                   gpu_subject(eid), head(next(ln for x, ln in vals if x == 0)),
+                                   "Read `nvidia-smi -q` (C2C section) and the kernel log (`dmesg | grep -e NVRM -e "
+                                   "Xid`) for this GPU; reset or power-cycle the node; open a case with the system's "
+                                   "vendor if the link stays down.", SRC_EXPORTER))
+            if per and not down:
+                out.append(Finding("health.nvlink", Verdict.PASS, Msg("NVLink-C2C link active on {n} GPU(s) ({col} 1)",
+                                                                      n=len(per), col=col),
+                                   "host", head(d.samples[0].line), "", SRC_EXPORTER))
         elif _ECC_COL.match(col) or _REPLAY_COL.match(col):
             judged = True
             replay = bool(_REPLAY_COL.match(col))
             fid = "health.pcie_errors" if replay else "health.ecc"
             m = _ECC_COL.match(col)
-            what = (Msg('PCIe replays') if replay else Msg('{value}-bit ECC errors ({value2}, {col})', value='single' if m and m.group(1).upper() == 'S' else 'double', value2='volatile' if m and m.group(2).upper() == 'V' else 'aggregate', col=col))
+            sd, va = ((m.group(1) or m.group(4) or "", m.group(2) or m.group(5) or "") if m else ("", ""))
+            what = (Msg('PCIe replays') if replay else Msg('{value}-bit ECC errors ({value2}, {col})', value='single' if sd.upper() == 'S' else 'double', value2='volatile' if va.upper() == 'V' else 'aggregate', col=col))
             bad = {k: v for k, v in _per_entity(d, col).items() if max(x for x, _ in v) > 0}
             for (ent, eid), vals in bad.items():
                 top = max(vals, key=lambda t: t[0])
                 out.append(Finding(fid, Verdict.WARN, Msg("{ent} {eid}: {a1} {what}", ent=ent, eid=eid, a1=top[0], what=what), gpu_subject(eid) if ent == "GPU"
-                                   else f"{ent} {eid}", (d.header_line, top[1]),
+                                   else f"{ent} {eid}", head(top[1]),
                                    "Read the GPU's counters in full (`nvidia-smi -q -d ECC,ROW_REMAPPER,PCIE -i N`) "
                                    "and the kernel log (`dmesg | grep -e NVRM -e Xid -e AER`); sample again after a "
-                                   "load to see whether the count grows.", SRC_DMON))
+                                   "load to see whether the count grows.", src))
             if not bad and _per_entity(d, col):
                 out.append(Finding(fid, Verdict.PASS, Msg("no {a1} in any sample ({col} 0)", a1=what.split(' (')[0], col=col), "host",
-                                   (d.header_line,), "", SRC_DMON))
-    if not judged:
+                                   head(d.samples[0].line) if not d.header_line else (d.header_line,), "", src))
+    if not judged and d.tool == "dcgm-exporter":
+        out.append(Finding("health.dcgm_dmon", Verdict.SKIP, Msg(
+            "dcgm-exporter: {n_samples} samples of {n_gpus} GPU(s), metrics {columns}: readings, not error counters, so "
+            "nothing here judges the GPUs' health", n_samples=len(d.samples), n_gpus=len({s.entity_id for s in d.samples}),
+            columns=" ".join(d.columns)), "host", head(d.samples[0].line),
+            "Paste the error counters too: DCGM_FI_DEV_XID_ERRORS, DCGM_FI_DEV_PCIE_REPLAY_COUNTER and the "
+            "DCGM_FI_DEV_ECC_*_TOTAL metrics (`curl -s localhost:9400/metrics | grep -e XID -e REPLAY -e ECC`).",
+            SRC_EXPORTER))
+    elif not judged:
         ents = sorted({f"{s.entity} {s.entity_id}" for s in d.samples})
         out.append(Finding("health.dcgm_dmon", Verdict.SKIP, Msg("dcgmi dmon: {n_samples} samples of {n_ents} entities, fields {columns}: readings, not "
                                                                  "error counters, so nothing here judges the GPUs' health", n_samples=len(d.samples), n_ents=len(ents), columns=' '.join(d.columns)), "host", (d.header_line,),

@@ -277,6 +277,13 @@ def dcgm_discovery_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
 
 # from wizard/parsers/dcgm.py
+def dcgm_exporter_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.dcgm import parse_dcgm_exporter
+    from wizard.rules import dcgm
+
+    return dcgm.judge_dmon(parse_dcgm_exporter(text), text, exp)
+
+
 def dcgm_dmon_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.parsers.dcgm import parse_dcgmi_dmon
     from wizard.rules import dcgm
