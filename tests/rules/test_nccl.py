@@ -670,3 +670,16 @@ def test_two_ranks_on_one_gpu_measure_no_link():
     own = t.replace("lab device  0 [0000:02:00] NVIDIA GeForce RTX 5090\n",
                     "lab device  0 [0000:03:00] NVIDIA GeForce RTX 5090\n", 1)
     assert own != t and all("same GPU" not in g.message for g in nccl.judge_nccl_tests(own, {}))
+
+
+def test_a_pcie_only_gpu_named_as_nvml_names_it_gets_its_pcie_floor():
+    """Held-out r100: 4x "Tesla V100-PCIE-32GB" at 11.2 GB/s busbw was unknown: the PCIe-only floor looked for the
+    datasheet name "V100 PCIe (16/32GB)" in the NVML name; the name maps to its datasheet row as validation does."""
+    from wizard.explain import explain_text
+    from wizard.rules.nccl import _pcie_only_gen
+
+    assert _pcie_only_gen("Tesla V100-PCIE-32GB") == (3, "V100 PCIe (16/32GB)")
+    assert _pcie_only_gen("NVIDIA A100-SXM4-80GB") is None  # NVLink: not PCIe-only
+    e = explain_text((PUBLIC / "nccl-tests__4xv100-pcie-no-nvlink-allreduce-healthy-busbw-11.txt").read_text())
+    f = [x for x in e.findings if x.id == "node.allreduce"]
+    assert [x.verdict for x in f] == [Verdict.PASS] and "PCIe Gen3 x16" in f[0].message

@@ -556,7 +556,11 @@ held; unlike a WARNING or a hung-task report, which the kernel survives."""
 GHES_RE = lazy_re(r"^\{(?P<n>\d+)\}\[Hardware Error\]:\s*(?P<rest>.*)$")
 OOPS_RE = lazy_re(r"^(?:BUG: |kernel BUG at|Oops: |Kernel panic|general protection fault|WARNING: CPU: \d+ PID: \d+ at"
                      r"|INFO: task .* blocked for more than|watchdog: BUG: soft lockup|rcu: INFO: rcu_\w+ detected stall"
-                     r"|INFO: rcu_\w+ detected stall|UBSAN: |Call Trace:)")
+                     r"|INFO: rcu_\w+ detected stall|UBSAN: |Call Trace:"
+                     r"|Bad or missing usercopy whitelist\?|usercopy: Kernel memory (?:exposure|overwrite) attempt)")
+"""Kernel reports of a fault in kernel code: oops/BUG/panic, WARNINGs, hung tasks, lockups and RCU stalls, UBSAN, and
+hardened usercopy's (mm/usercopy.c, CONFIG_HARDENED_USERCOPY) copy from or to a slab object outside its whitelist (a
+module not written for this kernel: a warning with the fallback, a BUG without)."""
 GPU_DRIVER_RE = lazy_re(r"^(?:NVRM|nvidia[\w-]*|\[drm\] \[nvidia-drm\]|NVLink|nvlink)[:\s]", re.I)
 ERROR_WORD_RE = lazy_re(r"\b(?:error|errors|fail|failed|failure|fault|timed ?out|timeout|assert(?:ion)?|"
                            r"corrupt\w*|invalid|unable|cannot|can't|bad|halt(?:ed)?|hang|hung|lost|not responding)\b", re.I)

@@ -103,10 +103,16 @@ PCIE_FLOOR_FRACTION = 0.7
 
 def _pcie_only_gen(model: str) -> tuple[int, str] | None:
     """(PCIe generation, datasheet name) when ``model`` (the GPU name nccl-tests prints) is a GPU without NVLink in
-    assets/gpu_specs.csv (``nvlink_gen`` "none ..."), else None."""
+    assets/gpu_specs.csv (``nvlink_gen`` "none ..."), else None. The row is the one the GPU's NVML/torch name maps to
+    (:func:`wizard.rules.validate.match_gpu`: "Tesla V100-PCIE-32GB" -> "V100 PCIe (16/32GB)"), else one whose name
+    is in ``model`` as it is."""
+    from wizard.rules.validate import match_gpu
+
+    spec = match_gpu(model)
     for row in table("gpu_specs.csv"):
         name = row.get("gpu", "")
-        if (name and re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", model, re.I)
+        if (name and ((spec is not None and spec.name == name)
+                      or re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", model, re.I))
                 and row.get("nvlink_gen", "").lower().startswith("none")):
             try:
                 gen = int(row.get("pcie_gen", ""))
