@@ -377,7 +377,10 @@ class ActionScreen(Screen[None]):
         # the engine judged the run when it ended and stored its findings and results with it: shown as stored
         findings = b.run_findings(run) if ended and run is not None else []
         results = run.results if ended and run is not None else {}
-        self.query_one("#results-body", Static).update(results_panel(self.live, findings, results, self.app.basic))
+        body = self.query_one("#results-body", Static)
+        width = body.content_region.width or max(20, self.app.size.width - 4)
+        self.query_one("#results-body", Static).update(results_panel(self.live, findings, results, self.app.basic,
+                                                                     width))
 
     def action_results(self) -> None:
         """Switch between the log and the results panel (table, busbw chart, verdicts)."""

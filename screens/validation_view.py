@@ -54,10 +54,28 @@ def _verdict_word(value: Any) -> str:
     return _(word) if word in {v.value for v in Verdict} else word
 
 
+NARROW = 76
+"""Below this many columns the results and measurements are listed, one entry of two lines each, not tabled: a
+six-column table at 60 columns folded values inside their units ("0.856 GB/" over "s") and names inside words
+(walk 39)."""
+
+
+def _listed(title: str, rows: Sequence[Sequence[str]], heads: Sequence[str]) -> list[RenderableType]:
+    """``rows`` as a list for a narrow screen: the first two cells (what ran, where) on one line, the others under
+    them as "metric: value (limit: ...) verdict", each line wrapping at its words under an indent."""
+    out: list[RenderableType] = [Text(title, style="bold")]
+    for r in rows:
+        out.append(hanging("", " · ".join(c for c in r[:2] if c), indent=2))
+        rest = [f"{_(h)}{gettext(': ')}{c}" for h, c in zip(heads[2:], r[2:]) if c and c != "-"]
+        out.append(hanging("  ", gettext("; ").join(rest), indent=4))
+    return out
+
+
 def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Mapping[str, Any] | None = None,
-                  basic: bool = False) -> RenderableType:
+                  basic: bool = False, width: int = 80) -> RenderableType:
     """The results panel: the stored findings (once judged), the stored results table (the raw measurements
-    from the log while there is none), the all-reduce chart with the stored floor, and the log's errors."""
+    from the log while there is none), the all-reduce chart with the stored floor, and the log's errors. ``width``
+    (columns): below :data:`NARROW` the tables are lists and the chart is drawn to fit."""
     results = results or {}
     parts: list[RenderableType] = []
     if findings:
@@ -77,7 +95,11 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
     judged = stored_rows(results)
     rows = [] if judged else live.measurement_rows()
     nodes = {r[0] for r in rows}
-    if judged:
+    narrow = width < NARROW
+    if judged and narrow:
+        parts += _listed(_("Results"), [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in judged],
+                         (N_("test"), N_("subject"), N_("metric"), N_("value"), N_("limit"), N_("verdict")))
+    elif judged:
         t = Table(title=_("Results"), title_justify="left", expand=False, pad_edge=False,
                   box=box.ASCII if basic else box.HEAVY_HEAD)
         for c in (N_("test"), N_("subject"), N_("metric"), N_("value"), N_("limit"), N_("verdict")):
@@ -85,7 +107,11 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
         for r in judged:
             t.add_row(*r)
         parts.append(t)
-    if rows:
+    if rows and narrow:
+        parts += _listed(_("Measurements"), [(test, what + (f" ({node})" if len(nodes) > 1 else ""), metric, value)
+                                             for node, test, what, metric, value in rows],
+                         (N_("test"), N_("what"), N_("metric"), N_("value")))
+    elif rows:
         t = Table(title=_("Measurements"), title_justify="left", expand=False, pad_edge=False,
                   box=box.ASCII if basic else box.HEAVY_HEAD)
         if len(nodes) > 1:
@@ -103,7 +129,8 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
     floor, basis = stored.get("floor_gb_s"), str(stored.get("floor_basis") or "")
     if series:
         parts.append(Text(""))
-        parts.append(Text("\n".join(bandwidth_chart(series, floor, width=74, unicode=not basic))))
+        parts.append(Text("\n".join(bandwidth_chart(series, floor, width=min(74, max(40, width - 2)),
+                                                     unicode=not basic))))
         if floor is not None and basis:
             parts.append(Text(_("floor: {basis}").format(basis=basis)))
     for _kind, node, message, remedy in live.errors():

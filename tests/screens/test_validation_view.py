@@ -172,3 +172,34 @@ def test_stored_rows_show_a_missing_figure_as_a_dash_and_a_count_bare():
          "limit_op": "<=", "verdict": "pass"},
         {"test": "memcpy", "subject": "GPU 0", "metric": "d2d_gb_s", "value": 0.161, "unit": "GB/s", "verdict": "pass"}]})
     assert [r[3] for r in rows] == ["-", "0", "0.161 GB/s"]
+
+
+def test_the_results_panel_lists_rows_on_a_narrow_screen_without_folding_inside_a_value_or_a_name():
+    """Walk 39: at 60x20 the six-column results table folded "0.856 GB/" over "s" and "soak_ge" over "mm", and the
+    busbw chart's rows (drawn 74 wide) wrapped their figures to the margin. Below 76 columns each row is listed on
+    two lines that wrap at words, and the chart is drawn to the width."""
+    from rich.console import Console
+
+    from screens.validation_view import results_panel
+    from wizard.validate import LiveView
+
+    res = {"results": [{"test": "allreduce", "subject": "host", "metric": "busbw@64 MiB", "value": 0.856,
+                        "unit": "GB/s", "floor": None, "verdict": "skip"},
+                       {"test": "soak_gemm", "subject": "rank 1 on vm", "metric": "tflops", "value": 0.147,
+                        "unit": "TFLOPS", "floor": 0.1, "limit_op": ">=", "verdict": "pass"}],
+           "series": {"points": [[8, 7.23e-05], [1024, 0.01], [67108864, 0.856]], "floor_gb_s": None}}
+
+    def shown(width: int) -> list[str]:
+        c = Console(width=width, color_system=None, record=True)
+        c.print(results_panel(LiveView(), [], res, False, width - 4))
+        return c.export_text().splitlines()
+
+    narrow = shown(60)
+    text = "\n".join(narrow)
+    assert all(len(r) <= 60 for r in narrow), narrow
+    for whole in ("0.856 GB/s", "0.147 TFLOPS", "soak_gemm", "busbw@64 MiB"):
+        assert whole in text, (whole, narrow)
+    assert any(r.strip().startswith("8 B") and "7.23e-05" in r for r in narrow)  # a chart row is one row
+    assert "┏" not in text and "soak_gemm · rank 1 on vm" in text
+    wide = "\n".join(shown(84))
+    assert "┏" in wide and "│ 0.147 TFLOPS │" in wide  # the table where it fits
