@@ -1721,6 +1721,44 @@ def tty_width(stream: Any = None) -> int | None:
         return None
 
 
+def shell_wrap(line: str, width: int | None) -> list[str]:
+    """A shown command (``"  $ cmd ..."``) as rows of at most ``width`` cells that paste back into a shell as the same
+    command: broken only at a space outside quotes, each broken row ending in `` \\`` and the next indented 4 more
+    (walk 39: the terminal broke ``--force-confdef`` in two at 80 columns). A word longer than a row stays whole (the
+    terminal wraps it, as before); a line that is not a ``$`` command, or no ``width``, is returned as it is."""
+    lead = len(line) - len(line.lstrip(" "))
+    if not width or not line.lstrip(" ").startswith("$ ") or _cells(line) <= width:
+        return [line]
+    # break points: spaces outside single/double quotes and not escaped
+    points: list[int] = []
+    quote = ""
+    i = lead + 2
+    while i < len(line):
+        ch = line[i]
+        if ch == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == " ":
+            points.append(i)
+        i += 1
+    rows: list[str] = []
+    start, pad = 0, ""
+    while start < len(line):
+        room = width - 2  # for " \\"
+        fits = [p for p in points if start < p and _cells(pad + line[start:p]) <= room]
+        if _cells(pad + line[start:]) <= width or not [p for p in points if p > start]:
+            rows.append(pad + line[start:])
+            break
+        cut = fits[-1] if fits else next(p for p in points if p > start)
+        rows.append(pad + line[start:cut] + " \\")
+        start, pad = cut + 1, " " * (lead + 4)
+    return rows
+
+
 def _cells(text: str) -> int:
     """Terminal cells of ``text`` (a CJK character takes two)."""
     from rich.cells import cell_len
@@ -1738,7 +1776,9 @@ def print_run_lines(lines: list[str]) -> None:
     # command ("$ ...") stays one line, verbatim, to copy; to a pipe or file every line stays as the log has it
     width = tty_width()
     for line in LiveView.readable(lines):
-        if width and not line.startswith("$ ") and _cells(line) > width:
+        if width and line.startswith("$ "):  # a command wraps where a shell reads it back the same (shell_wrap)
+            line = "\n".join(shell_wrap(line, width))
+        elif width and _cells(line) > width:
             line = "\n".join(_wrap("", line, width, 4))
         print(line, flush=True)
 
@@ -1785,7 +1825,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         for i, line in enumerate(shown.words):
             print("\n".join(_wrap("  " if i else "", tr(line).strip(), width, 2)))
         for line in shown.commands:  # verbatim; a line that says what a command does (a Msg) in the reader's language
-            print(tr(line))
+            print("\n".join(shell_wrap(tr(line), tty_width())))
 
     def confirm(prep) -> bool:
         show(prep)
@@ -1982,7 +2022,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     def show(prep) -> bool:  # nothing to confirm: it changes nothing; show what runs
         _print_wrapped("", f"{_(prep.step.action.title)}  ({step.id})", tty_width(out), 4, file=out)
         for line in prep.commands:
-            print(f"  {tr(line)}", file=out)
+            print("\n".join(shell_wrap(f"  {tr(line)}", tty_width(out))), file=out)
         return True
 
     try:

@@ -1264,4 +1264,27 @@ def test_run_and_validate_lines_wrap_on_a_terminal_and_a_command_stays_whole(tmp
     finally:
         cli.sys.stdout = old
     shown = tty.getvalue().splitlines()
-    assert cmd in shown and all(len(ln) <= 80 for ln in shown if not ln.startswith("$ ")) and len(shown) == 3, shown
+    assert all(len(ln) <= 80 for ln in shown) and len(shown) == 4, shown
+    # walk 39: the command wraps where a shell reads it back the same: at a space, " \" at the end, indented
+    import shlex
+    assert shown[2].startswith("$ ") and shown[2].endswith(" \\") and shown[3].startswith("    ")
+    assert shlex.split(" ".join(r.rstrip("\\") for r in shown[2:])[2:]) == shlex.split(cmd[2:])
+
+
+def test_a_shown_command_wraps_only_outside_quotes_and_pastes_back_the_same():
+    """Walk 39: an 80-column terminal broke `-o Dpkg::Options::=--force-confdef` mid-word in `--dry-run run os.tools`,
+    and the multi-node consistency's `sh -c '...'` ran past the edge. Rows break at a space outside quotes with a
+    trailing backslash, so the rows pasted into a shell are the one command."""
+    import shlex
+
+    from wizard.cli import shell_wrap
+
+    cmd = ("  $ ssh -o BatchMode=yes -o ConnectTimeout=10 127.0.0.1 -- env LC_ALL=C LANG=C sh -c 'umask 077 && "
+           "d=$(mktemp -d \"$1\") && { cat > \"$d/x\"; }' sh /tmp/bringup.XXXX")
+    rows = shell_wrap(cmd, 60)
+    assert len(rows) > 1 and all(r.endswith(" \\") for r in rows[:-1])
+    assert all(len(r) <= 60 for r in rows if "'" not in r)  # a quoted word longer than a row stays whole
+    assert "'umask 077 && d=$(mktemp -d \"$1\") && { cat > \"$d/x\"; }'" in "\n".join(rows)  # never inside quotes
+    assert shlex.split(" ".join(r.rstrip("\\").strip() for r in rows)[2:]) == shlex.split(cmd.strip()[2:])
+    assert shell_wrap("  plain words " * 20, 40) == ["  plain words " * 20]  # not a command: as it is
+    assert shell_wrap(cmd, None) == [cmd]  # a pipe: one line
