@@ -377,8 +377,8 @@ class ActionScreen(Screen[None]):
         # the engine judged the run when it ended and stored its findings and results with it: shown as stored
         findings = b.run_findings(run) if ended and run is not None else []
         results = run.results if ended and run is not None else {}
-        body = self.query_one("#results-body", Static)
-        width = body.content_region.width or max(20, self.app.size.width - 4)
+        # the screen's width less the panel's margins and scrollbar (the Static's own width follows its content)
+        width = max(20, self.app.size.width - 4)
         self.query_one("#results-body", Static).update(results_panel(self.live, findings, results, self.app.basic,
                                                                      width))
 

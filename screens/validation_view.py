@@ -54,10 +54,15 @@ def _verdict_word(value: Any) -> str:
     return _(word) if word in {v.value for v in Verdict} else word
 
 
-NARROW = 76
-"""Below this many columns the results and measurements are listed, one entry of two lines each, not tabled: a
-six-column table at 60 columns folded values inside their units ("0.856 GB/" over "s") and names inside words
-(walk 39)."""
+def _fits(table: Table, width: int) -> bool:
+    """Whether ``table`` fits ``width`` columns without wrapping a cell (its natural width, rich's measurement): a
+    six-column table at 60 columns folded values inside their units ("0.856 GB/" over "s") and names inside words
+    (walk 39), so a table that does not fit is listed instead (:func:`_listed`)."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    console = Console(width=1000)  # room: a measurement is clamped to the console's width
+    return Measurement.get(console, console.options, table).maximum <= width
 
 
 def _listed(title: str, rows: Sequence[Sequence[str]], heads: Sequence[str]) -> list[RenderableType]:
@@ -75,14 +80,14 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
                   basic: bool = False, width: int = 80) -> RenderableType:
     """The results panel: the stored findings (once judged), the stored results table (the raw measurements
     from the log while there is none), the all-reduce chart with the stored floor, and the log's errors. ``width``
-    (columns): below :data:`NARROW` the tables are lists and the chart is drawn to fit."""
+    (columns): a table wider than it is listed instead (:func:`_fits`) and the chart is drawn to fit."""
     results = results or {}
     parts: list[RenderableType] = []
     if findings:
         parts.append(Text(_("Verdicts"), style="bold"))
         grid = Table.grid(padding=(0, 1))  # the message wraps under itself, not under the verdict (walk 20)
-        width = max(cell_len(_(VERDICT_LABEL[f.verdict])) for f in findings) + 2
-        grid.add_column(width=width, no_wrap=True)
+        label_w = max(cell_len(_(VERDICT_LABEL[f.verdict])) for f in findings) + 2
+        grid.add_column(width=label_w, no_wrap=True)
         grid.add_column(ratio=1, overflow="fold")
         for f in findings:
             g = VERDICT_GLYPH[f.verdict][1 if basic else 0]
@@ -95,23 +100,16 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
     judged = stored_rows(results)
     rows = [] if judged else live.measurement_rows()
     nodes = {r[0] for r in rows}
-    narrow = width < NARROW
-    if judged and narrow:
-        parts += _listed(_("Results"), [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in judged],
-                         (N_("test"), N_("subject"), N_("metric"), N_("value"), N_("limit"), N_("verdict")))
-    elif judged:
+    if judged:
         t = Table(title=_("Results"), title_justify="left", expand=False, pad_edge=False,
                   box=box.ASCII if basic else box.HEAVY_HEAD)
         for c in (N_("test"), N_("subject"), N_("metric"), N_("value"), N_("limit"), N_("verdict")):
             t.add_column(_(c), overflow="fold")
         for r in judged:
             t.add_row(*r)
-        parts.append(t)
-    if rows and narrow:
-        parts += _listed(_("Measurements"), [(test, what + (f" ({node})" if len(nodes) > 1 else ""), metric, value)
-                                             for node, test, what, metric, value in rows],
-                         (N_("test"), N_("what"), N_("metric"), N_("value")))
-    elif rows:
+        parts += [t] if _fits(t, width) else _listed(_("Results"), judged, (N_("test"), N_("subject"), N_("metric"),
+                                                                             N_("value"), N_("limit"), N_("verdict")))
+    if rows:
         t = Table(title=_("Measurements"), title_justify="left", expand=False, pad_edge=False,
                   box=box.ASCII if basic else box.HEAVY_HEAD)
         if len(nodes) > 1:
@@ -120,7 +118,10 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
             t.add_column(_(c), overflow="fold")
         for node, test, what, metric, value in rows:
             t.add_row(*(([node] if len(nodes) > 1 else []) + [test, what, metric, value]))
-        parts.append(t)
+        parts += [t] if _fits(t, width) else _listed(
+            _("Measurements"), [(test, what + (f" ({node})" if len(nodes) > 1 else ""), metric, value)
+                                for node, test, what, metric, value in rows],
+            (N_("test"), N_("what"), N_("metric"), N_("value")))
     raw_series = results.get("series")
     stored: Mapping[str, Any] = raw_series if isinstance(raw_series, Mapping) else {}
     points = [(float(p[0]), float(p[1])) for p in stored.get("points") or []

@@ -149,7 +149,24 @@ def command_lines(lines: list[str]):
     from rich.console import Group
     from rich.text import Text
 
-    return Group(*(hanging("$", ln[2:]) if ln.startswith("$ ") else Text(ln) for ln in lines))
+    import re
+
+    from rich.table import Table
+
+    def row(ln: str):
+        # the lead (indent, "$ " of a command, a diff's +/-/space column) stays beside every wrapped row of the rest
+        # (walk 39: a nested command's and a diff line's next rows sat at the dialog's edge)
+        m = re.match(r"^(\s*(?:\$ |[-+] ?|(?=\S)))(.*)$", ln)
+        lead, rest = (m.group(1), m.group(2)) if m else ("", ln)
+        if not lead or not rest:
+            return Text(ln)
+        grid = Table.grid(padding=0, expand=True)
+        grid.add_column(no_wrap=True)
+        grid.add_column(ratio=1)
+        grid.add_row(Text(lead), Text(rest))
+        return grid
+
+    return Group(*(row(ln) for ln in lines))
 
 
 def prose(text: str):

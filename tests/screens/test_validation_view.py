@@ -176,8 +176,8 @@ def test_stored_rows_show_a_missing_figure_as_a_dash_and_a_count_bare():
 
 def test_the_results_panel_lists_rows_on_a_narrow_screen_without_folding_inside_a_value_or_a_name():
     """Walk 39: at 60x20 the six-column results table folded "0.856 GB/" over "s" and "soak_ge" over "mm", and the
-    busbw chart's rows (drawn 74 wide) wrapped their figures to the margin. Below 76 columns each row is listed on
-    two lines that wrap at words, and the chart is drawn to the width."""
+    busbw chart's rows (drawn 74 wide) wrapped their figures to the margin. Each row is listed on
+    two lines that wrap at words when the table does not fit, and the chart is drawn to the width."""
     from rich.console import Console
 
     from screens.validation_view import results_panel
