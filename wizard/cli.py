@@ -679,6 +679,61 @@ class WrappedErrors:
         return getattr(self._stream, name)
 
 
+class WrappedOut:
+    """Standard output on a terminal: a line wider than the terminal wraps to it under an indent (its own indent plus
+    4), a shown command (``$ ...``) where a shell reads it back the same (:func:`shell_wrap`), so no command's text is
+    cut mid-word by the terminal (walk 39: ``auto``, ``answers check``, ``check --profile``, ``validate nodes``, the
+    Ctrl-C hint ran past 80 columns). A partial line is written as it is when flushed (a prompt). Installed only on a
+    terminal and never for a document (JSON, a report or answers file written to standard output): what a script or
+    a file reads stays as written. Every other attribute is the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._pending = ""
+
+    def write(self, s: str) -> int:
+        self._pending += s
+        if "\n" in self._pending:
+            *lines, self._pending = self._pending.split("\n")
+            self._stream.write("".join(self._wrapped(ln) + "\n" for ln in lines))
+        return len(s)
+
+    @staticmethod
+    def _wrapped(line: str) -> str:
+        width = text_width()
+        if _cells(line) <= width or "\x1b" in line:  # fits, or carries terminal escapes (a progress bar)
+            return line
+        if line.lstrip(" ").startswith("$ "):
+            return "\n".join(shell_wrap(line, width))
+        lead = line[:len(line) - len(line.lstrip(" "))]
+        # a verdict row ("[FAIL] health.xid        message"): its message wraps under itself
+        import re
+
+        row = re.match(r"^\s*\[[ A-Z?!]{4}\] \S+ +", line)
+        if row and len(row.group(0)) <= width // 2:
+            return "\n".join(_wrap(row.group(0), line[len(row.group(0)):], width, len(row.group(0))))
+        return "\n".join(_wrap(lead, line[len(lead):], width, min(len(lead) + 4, max(4, width // 3))))
+
+    def flush(self) -> None:
+        if self._pending:
+            self._stream.write(self._pending)
+            self._pending = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _writes_a_document(args: argparse.Namespace) -> bool:
+    """Whether ``args``' command writes a document to standard output, which :class:`WrappedOut` leaves whole: any
+    ``--json``, ``report`` to standard output (``-o -``, or of bundles or builds without ``-o``), ``answers export``,
+    ``capture -o -``."""
+    return bool(opt(args, "json")) or (args.command == "report" and (
+        opt(args, "output") == "-" or bool(opt(args, "snapshot")) or bool(opt(args, "builds")))) or (
+        args.command == "answers" and getattr(args, "answers_command", "") == "export") or (
+        args.command == "capture" and opt(args, "output") == "-")
+
+
 def main(argv: list[str] | None = None) -> int:
     from wizard import i18n
 
@@ -725,6 +780,8 @@ def main(argv: list[str] | None = None) -> int:
                                          "after the command (bringup {command} {flag} ...)").format(
                 flag=flag, command=args.command), file=sys.stderr)
             return EXIT_ERROR
+        if sys.stdout is not None and sys.stdout.isatty() and not _writes_a_document(args):
+            sys.stdout = WrappedOut(sys.stdout)
         sys.stdout = PipeGuard(sys.stdout)
         return {"check": cmd_check, "status": cmd_status, "capture": cmd_capture, "plan": cmd_plan,
                 "run": cmd_run, "explain": cmd_explain, "ack": cmd_ack,
@@ -2579,6 +2636,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
             print(_("bringup: error: ") + _("unknown kind {kind}; kinds: {kinds}").format(
                 kind=repr(args.kind), kinds=", ".join(sorted(KINDS))), file=sys.stderr)
             return EXIT_ERROR
+    if "-" in args.inputs and sys.stdin is not None and sys.stdin.isatty():  # walk 39 #6b: a blank wait at a terminal
+        print(_("bringup explain: paste the output, then press Ctrl-D on a new line (Ctrl-C to stop)"), file=sys.stderr,
+              flush=True)
     results: list[dict[str, Any]] = []
     for names, got in explain_in_children(list(args.inputs), opt(args, "kind")):  # runs of inputs, side by side
         mine: list[dict[str, Any]] = []

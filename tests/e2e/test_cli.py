@@ -1288,3 +1288,51 @@ def test_a_shown_command_wraps_only_outside_quotes_and_pastes_back_the_same():
     assert shlex.split(" ".join(r.rstrip("\\").strip() for r in rows)[2:]) == shlex.split(cmd.strip()[2:])
     assert shell_wrap("  plain words " * 20, 40) == ["  plain words " * 20]  # not a command: as it is
     assert shell_wrap(cmd, None) == [cmd]  # a pipe: one line
+
+
+def test_every_command_wraps_its_output_on_a_terminal_and_leaves_documents_whole(tmp_path):
+    """Walk 39 #2: `check --profile health`, `auto`, `answers check`, `validate nodes` and the Ctrl-C hint printed lines
+    past an 80-column terminal, so the terminal broke words mid-token ("见 healt" / "h.gpu_pci"). On a terminal every
+    line of standard output wraps to its width (a verdict row's message under itself); a --json document to the same
+    terminal is left as written."""
+    import json as json_
+    import pty
+
+    from rich.cells import cell_len
+
+    from tests.conftest import bringup_cmd, env_for_cli
+
+    env = {**env_for_cli(), "COLUMNS": "80", "BRINGUP_STATE_DIR": str(tmp_path / "s"), "LANG": "zh_CN.UTF-8"}
+    env.pop("LC_ALL", None)
+
+    def on_tty(*args):
+        master, slave = pty.openpty()
+        p = subprocess.Popen(bringup_cmd(*args), stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env)
+        lines = _terminal_lines(master, slave)
+        p.wait(timeout=120)
+        return lines
+
+    lines = on_tty("check", "--profile", "health")
+    assert len(lines) > 10 and all(cell_len(ln) <= 80 for ln in lines), [ln for ln in lines if cell_len(ln) > 80]
+    row = next(i for i, ln in enumerate(lines) if ln.startswith("[SKIP] ") and i + 1 < len(lines)
+               and lines[i + 1].startswith(" " * 29))  # a wrapped message continues under itself
+    assert lines[row + 1][29] != " "
+    doc = "\n".join(on_tty("check", "--profile", "health", "--json"))
+    assert json_.loads(doc)["findings"] and max(cell_len(ln) for ln in doc.splitlines()) > 80  # whole, not wrapped
+
+
+def test_explain_from_a_terminal_says_how_to_end_the_paste(tmp_path):
+    """Walk 39 #6b: `bringup explain -` typed at a terminal waited on a blank screen: it says to paste, then Ctrl-D."""
+    import os
+    import pty
+
+    from tests.conftest import bringup_cmd, env_for_cli
+
+    master, slave = pty.openpty()
+    p = subprocess.Popen(bringup_cmd("explain", "-"), stdin=slave, stdout=slave, stderr=slave,
+                         env={**env_for_cli(), "BRINGUP_STATE_DIR": str(tmp_path / "s")})
+    os.write(master, b"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n\x04")
+    lines = _terminal_lines(master, slave)
+    p.wait(timeout=60)
+    said = "\n".join(lines)
+    assert "paste the output, then press Ctrl-D on a new line" in said and "79" in said, said
