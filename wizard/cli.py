@@ -645,8 +645,8 @@ class PipeGuard:
 class WrappedErrors:
     """Standard error on a terminal: each line of bringup's own ("bringup: error: ...", "bringup: note: ...") wider
     than the terminal wraps to it, its continuation indented (walk 37 #12: an unknown plan key printed one 490-cell
-    line). Other lines, and standard error to a pipe or file (what scripts read), pass as written. Every other
-    attribute is the wrapped stream's."""
+    line); any other line wider than it as :class:`WrappedOut` wraps standard output's. Standard error to a pipe or
+    file (what scripts read) passes as written. Every other attribute is the wrapped stream's."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
@@ -664,8 +664,10 @@ class WrappedErrors:
         from rich.cells import cell_len
 
         width = text_width()
-        if not line.startswith("bringup: ") or cell_len(line) <= width:
+        if cell_len(line) <= width:
             return line
+        if not line.startswith("bringup: "):  # a note of another shape (the Ctrl-C hint: walk 39 #2) as stdout's are
+            return WrappedOut._wrapped(line)
         head = next((h for h in (_("bringup: error: "), "bringup: note: ") if line.startswith(h)), "bringup: ")
         return "\n".join(_wrap(head, line[len(head):], width, 4))
 
