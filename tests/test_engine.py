@@ -209,7 +209,8 @@ def _settle(b, step_id, log_text, tmp_path, signal_it=False):
     run = b.start_action(b.step(step_id), Resolved(ops=[{"argv": [_sys.executable, "-c", code]}]))
     if signal_it:
         deadline = time.monotonic() + 60
-        while "replayed" not in Path(run.log_path).read_text() and time.monotonic() < deadline:
+        # the printed line, not the command line the log starts with (which holds the word too)
+        while "\nreplayed\n" not in Path(run.log_path).read_text() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert act.cancel(run, "b", _signal.SIGTERM)
     return b.wait_action(run, timeout_s=120)
@@ -292,6 +293,12 @@ def test_cancelling_the_idle_baseline_records_cancelled_not_failed(state_dir, tm
     early = _settle(b, "health.idle_baseline", "sampling...\n", tmp_path, signal_it=True)
     said = b.run_findings(early)
     assert [f.verdict for f in said] == [Verdict.UNKNOWN] and "was cancelled" in said[0].message, said
+    assert "torchrun" not in said[0].message
+    # walk 39 #1: torchrun's traceback for the cancel's SIGTERM (its elastic agent's SignalException) is said to be that
+    torn = _settle(b, "health.idle_baseline", "sampling...\ntorch.distributed.elastic.multiprocessing.api.SignalException:"
+                   " Process 14922 got signal: 15\n", tmp_path, signal_it=True)
+    first = b.run_findings(torn)[0]
+    assert "is torchrun reporting that it was stopped, not a fault" in first.message and "got signal: 15" in first.message
     b.close()
 
 

@@ -1054,8 +1054,16 @@ class Build:
             # repeats that the run stopped early, which the finding below says (walk 28 #18: two unknowns for one cancel)
             findings = [f for f in findings if f.verdict is not Verdict.UNKNOWN]
             # first: the cancel is what the screens say of the run (not a judge's "no readable summary" after it)
-            findings.insert(0, Finding(step.id, Verdict.UNKNOWN, Msg("the run {what} before it finished: what it measured until then is judged here, the rest "
-                                                                     "was not measured", what=what), "host",
+            import re
+
+            # torchrun's elastic agent turns the cancel's SIGTERM into a SignalException and prints its traceback
+            # (walk 39 #1: a traceback on the operator's screen after a cancel read as a crash)
+            sig = re.search(r"SignalException: Process \d+ got signal: (\d+)", log)
+            said = Msg("the run {what} before it finished: what it measured until then is judged here, the rest was "
+                       "not measured", what=what) + (Msg("; the traceback at the end of its log ('{line}') is torchrun "
+                                                         "reporting that it was stopped, not a fault",
+                                                         line=sig.group(0)) if sig else "")
+            findings.insert(0, Finding(step.id, Verdict.UNKNOWN, said, "host",
                                        (reason,), Msg("Not a failure: run it again (a on the step, or `bringup run {step}`) to "
                                                       "finish it.", step=step.id)))
         results: dict[str, Any] = {}
