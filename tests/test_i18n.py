@@ -936,10 +936,12 @@ def test_a_gpu_name_says_serial_in_the_readers_language():
     assert name == "GPU 3 (0000:9b:00.0, serial 1654922005923)"
     i18n.set_language("zh_CN")
     try:
-        assert i18n.tr(name + " reports Xid 79").startswith("GPU 3 (0000:9b:00.0, 序列号 1654922005923)")
+        # walk 39 #6: the language's brackets and comma too, not "GPU 3 (0000:9b:00.0, 序列号 ...)"
+        assert i18n.tr(name + " reports Xid 79").startswith("GPU 3（0000:9b:00.0，序列号 1654922005923）")
         assert i18n.tr_subject(f"2 GPUs: {name}; {gpu_subject(4, '9c:00.0', '7')}: ") == (
-            "2 块 GPU：GPU 3 (0000:9b:00.0, 序列号 1654922005923)；GPU 4 (0000:9c:00.0, 序列号 7)：")
-        assert i18n.tr_subject(gpu_subject(None, "", "12") + ": ").startswith("GPU (序列号 12)")
+            "2 块 GPU：GPU 3（0000:9b:00.0，序列号 1654922005923）；GPU 4（0000:9c:00.0，序列号 7）：")
+        assert i18n.tr_subject(gpu_subject(None, "", "12") + ": ").startswith("GPU（序列号 12）")
+        assert i18n.gpu_names("GPU 0 (0000:01:00.0) is fine") == "GPU 0 (0000:01:00.0) is fine"  # no serial: as is
         assert i18n.gpu_names("the serial console (ttyS0)") == "the serial console (ttyS0)"
     finally:
         i18n.set_language("en")

@@ -498,19 +498,26 @@ def tr(text: str) -> str:
     return gpu_names(gettext(text))
 
 
-_GPU_SERIAL = re.compile(r"(\bGPU(?: [\w.-]+)? \([^()\n]{0,40}?)\bserial (?=[^\s(),;]+\))")
-"""The word "serial" inside a GPU's name as findings give it (:func:`wizard.common.gpu_subject`: "GPU 3 (0000:9b:00.0,
-serial 1654922005923)")."""
+_GPU_SERIAL = re.compile(r"\bGPU((?: [\w.-]+)?) \(((?:[^()\n,]{1,40}, )?)serial ([^\s(),;]+)\)")
+"""A GPU's name as findings give it (:func:`wizard.common.gpu_subject`: "GPU 3 (0000:9b:00.0, serial 1654922005923)",
+"GPU (serial 12)")."""
 
 
 def gpu_names(text: str) -> str:
-    """``text`` with each GPU name's "serial" in the current language ("GPU 3 (0000:9b:00.0, 序列号 1654922005923)");
-    the index, bus id and serial number stay as they are (walk 25: "serial" was the one English word in a Chinese
-    GPU name). Never raises."""
+    """``text`` with each GPU name in the current language: "serial" translated and the brackets and comma the
+    language's ("GPU 3（0000:9b:00.0，序列号 1654922005923）"); the index, bus id and serial number stay as they are
+    (walk 25: "serial" was the one English word in a Chinese GPU name; walk 39 #6: ASCII brackets around 序列号).
+    Never raises."""
     if _current == "en" or "serial " not in text:
         return text
     word = gettext(N_("serial"))
-    return _GPU_SERIAL.sub(lambda m: m.group(1) + word + " ", text)
+    lb, rb, comma = gettext(N_("(")), gettext(N_(")")), gettext(", ")
+
+    def name(m: re.Match[str]) -> str:
+        bus = m.group(2)[:-2] + comma if m.group(2) else ""
+        return f"GPU{m.group(1)}{lb}{bus}{word} {m.group(3)}{rb}"
+
+    return _GPU_SERIAL.sub(name, text)
 
 
 def tr_source(text: str) -> str:
