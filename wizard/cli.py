@@ -642,45 +642,6 @@ class PipeGuard:
         return getattr(self._stream, name)
 
 
-class WrappedErrors:
-    """Standard error on a terminal: each line of bringup's own ("bringup: error: ...", "bringup: note: ...") wider
-    than the terminal wraps to it, its continuation indented (walk 37 #12: an unknown plan key printed one 490-cell
-    line); any other line wider than it as :class:`WrappedOut` wraps standard output's. Standard error to a pipe or
-    file (what scripts read) passes as written. Every other attribute is the wrapped stream's."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        self._pending = ""
-
-    def write(self, s: str) -> int:
-        self._pending += s
-        if "\n" in self._pending:
-            *lines, self._pending = self._pending.split("\n")
-            self._stream.write("".join(self._wrapped(ln) + "\n" for ln in lines))
-        return len(s)
-
-    @staticmethod
-    def _wrapped(line: str) -> str:
-        from rich.cells import cell_len
-
-        width = text_width()
-        if cell_len(line) <= width:
-            return line
-        if not line.startswith("bringup: "):  # a note of another shape (the Ctrl-C hint: walk 39 #2) as stdout's are
-            return WrappedOut._wrapped(line)
-        head = next((h for h in (_("bringup: error: "), "bringup: note: ") if line.startswith(h)), "bringup: ")
-        return "\n".join(_wrap(head, line[len(head):], width, 4))
-
-    def flush(self) -> None:
-        if self._pending:
-            self._stream.write(self._wrapped(self._pending))
-            self._pending = ""
-        self._stream.flush()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
 class WrappedOut:
     """Standard output on a terminal: a line wider than the terminal wraps to it under an indent (its own indent plus
     4), a shown command (``$ ...``) where a shell reads it back the same (:func:`shell_wrap`), so no command's text is
@@ -724,6 +685,21 @@ class WrappedOut:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+class WrappedErrors(WrappedOut):
+    """Standard error on a terminal: each line of bringup's own ("bringup: error: ...", "bringup: note: ...") wider
+    than the terminal wraps to it, its continuation indented (walk 37 #12: an unknown plan key printed one 490-cell
+    line); any other line wider than it as :class:`WrappedOut` wraps standard output's. Standard error to a pipe or
+    file (what scripts read) passes as written. Every other attribute is the wrapped stream's."""
+
+    @staticmethod
+    def _wrapped(line: str) -> str:
+        width = text_width()
+        if _cells(line) <= width or not line.startswith("bringup: "):  # another shape (the Ctrl-C hint: walk 39 #2)
+            return WrappedOut._wrapped(line)
+        head = next((h for h in (_("bringup: error: "), "bringup: note: ") if line.startswith(h)), "bringup: ")
+        return "\n".join(_wrap(head, line[len(head):], width, 4))
 
 
 def _writes_a_document(args: argparse.Namespace) -> bool:
