@@ -19,11 +19,11 @@ from rich.text import Text
 
 from screens.glyphs import VERDICT_GLYPH, VERDICT_LABEL, VERDICT_STYLE
 from screens.widgets import hanging
-from wizard.i18n import N_, _, gettext, tr, tr_subject
+from wizard.i18n import N_, _, gettext, subject_name, tr, tr_subject
 from wizard.model import Finding, Verdict, subject_prefix
 from wizard.textchart import bandwidth_chart
 from wizard.common import fmt_value
-from wizard.validate import LiveView
+from wizard.validate import LiveView, value_shown
 
 
 def _limit(r: Mapping[str, Any]) -> str:
@@ -36,16 +36,11 @@ def _limit(r: Mapping[str, Any]) -> str:
 def stored_rows(results: Mapping[str, Any]) -> list[tuple[str, ...]]:
     """(test, subject, metric, value unit, limit, verdict) of the stored results table."""
     rows = results.get("results") if isinstance(results, Mapping) else None
-    return [(str(r.get("test", "")), str(r.get("subject", "")), str(r.get("metric", "")),
-             _with_unit(r.get("value"), r.get("unit")), _limit(r), _verdict_word(r.get("verdict")))
+    return [(str(r.get("test", "")), subject_name(str(r.get("subject", ""))), str(r.get("metric", "")),
+             value_shown(r.get("value"), r.get("unit")), _limit(r), _verdict_word(r.get("verdict")))
             for r in rows or [] if isinstance(r, Mapping)]
 
 
-def _with_unit(value: Any, unit: Any) -> str:
-    """A row's figure with its unit ("0.161 GB/s"); "-" for a figure not measured and a bare number for a count
-    (walk 20: "- GB/s", "0 count")."""
-    shown = fmt_value(value)
-    return shown if value is None or unit in (None, "", "count") else f"{shown} {unit}"
 
 
 def _verdict_word(value: Any) -> str:

@@ -180,3 +180,22 @@ def test_a_run_that_ended_in_under_a_second_does_not_say_zero_seconds():
         assert ended(0.04).startswith("测试不到 1 秒即结束")
     finally:
         i18n.set_language("en")
+
+
+def test_a_measured_value_is_shown_one_way_with_its_unit_in_the_readers_words():
+    """Walk 39: "1 bool" as a measured value, "0.000233 比值" with a ratio as its unit; and "rank 1 on vm" in a Chinese
+    results table. One function shows a value for the results table, the measurements and `bringup validate`."""
+    from screens.validation_view import stored_rows
+    from wizard import i18n
+    from wizard.validate import value_shown
+
+    assert [value_shown(1.0, "bool"), value_shown(0.0, "bool"), value_shown(0.000233, "ratio"), value_shown(3, "count"),
+            value_shown(None, "GB/s"), value_shown(0.856, "GB/s")] == ["yes", "no", "0.000233", "3", "-", "0.856 GB/s"]
+    i18n.set_language("zh_CN")
+    try:
+        assert value_shown(2, "ranks") == "2 个进程" and value_shown(1, "bool") == "是"
+        row = stored_rows({"results": [{"test": "soak", "subject": "rank 1 on vm", "metric": "m", "value": 1,
+                                         "unit": "ratio", "verdict": "pass"}]})[0]
+        assert row[1] == "rank 1（vm）" and row[3] == "1"
+    finally:
+        i18n.set_language("en")

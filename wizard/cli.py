@@ -2148,26 +2148,19 @@ def quiet_tick(line: str, last: list[int]) -> bool:
     return False
 
 
-UNIT_WORDS = {"count": N_("count"), "ratio": N_("ratio"), "ranks": N_("ranks")}
-"""The validation results' units that are words (walk 30 #12: "0 count" in a Chinese table), shown in the reader's
-language; symbols (GB/s, TFLOPS, °C) stay as they are."""
-
-
 def _print_results(extra: Mapping[str, Any]) -> None:
     """The results table and, for an all-reduce sweep, the busbw-by-size chart with the floor."""
     rows = extra.get("results") or []
     if rows:
         print(_("results:"))
+        from wizard.validate import value_shown
+
         for r in rows:
-            val = r.get("value")
-            shown = "-" if val is None else (f"{val:,.3g}" if abs(val) < 1000 else f"{val:,.0f}")
             floor = r.get("floor")
-            fl = "" if floor is None else "  " + _("(limit {floor})").format(floor=f"{floor:,.3g}")
+            fl = "" if floor is None else spaced(_("(limit {floor})").format(floor=f"{floor:,.3g}"))
             subj = f" {subject_name(r['subject'])}" if r.get("subject") and r.get("subject") != "host" else ""
-            unit = str(r.get("unit") or "")
-            unit_shown = "" if val is None else _(UNIT_WORDS[unit]) if unit in UNIT_WORDS else unit  # not "- GB/s"
-            print(f"  {GLYPH.get(r.get('verdict'), '[    ]')} {r.get('test')}{subj} {r.get('metric')}: {shown} "
-                  f"{unit_shown}{fl}".rstrip())
+            print(f"  {GLYPH.get(r.get('verdict'), '[    ]')} {r.get('test')}{subj} {r.get('metric')}: "
+                  f"{value_shown(r.get('value'), r.get('unit'))}{fl}".rstrip())
     series = extra.get("series") or {}
     points = series.get("points") or []
     if len(points) > 1:

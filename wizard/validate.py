@@ -569,8 +569,7 @@ class LiveView:
             if e.test == "allreduce":
                 sweep.setdefault(e.node, []).append(e)
                 continue
-            rows.append((e.node, e.test, _what(e), str(e.get("metric", "")),
-                         f"{fmt_value(e.get('value'))} {e.get('unit', '')}"))
+            rows.append((e.node, e.test, _what(e), str(e.get("metric", "")), value_shown(e.get("value"), e.get("unit"))))
         for node, evs in sweep.items():
             for e in sorted(evs, key=lambda x: num(x.get("size_bytes")) or 0)[-keep_sweep:]:
                 extra = f" (algbw {fmt_value(e.get('algbw_gb_s'))}, wrong {e.get('wrong')})"
@@ -613,3 +612,24 @@ def _what(e: Any) -> str:
         return f"interval {e.get('interval')}"
     dev = e.get("device")
     return f"GPU {dev}" if dev is not None else "cpu"
+
+
+UNIT_WORDS = {"ranks": N_("ranks")}
+"""Validation units that are words, shown in the reader's language (walk 30 #12); symbols (GB/s, TFLOPS, °C) stay."""
+
+
+def value_shown(value: Any, unit: Any) -> str:
+    """A measured figure with its unit as every view shows it (the results table, the measurements, ``bringup
+    validate``): "-" when not measured (walk 20: not "- GB/s"), a count or a ratio bare (walk 39: "0.000233 比值", "0
+    count"), a yes/no check as yes or no (walk 39: "1 bool"), a word unit translated, a symbol as it is."""
+    from wizard.common import to_float
+
+    shown = fmt_value(value)
+    u = str(unit or "")
+    if value is None or u in ("", "count", "ratio"):
+        return shown
+    if u == "bool":
+        f = to_float(value, text=False)
+        return shown if f is None else _("yes") if f else _("no")
+    return f"{shown} {_(UNIT_WORDS[u]) if u in UNIT_WORDS else u}"
+
