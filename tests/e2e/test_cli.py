@@ -1172,7 +1172,8 @@ def test_validation_result_unit_words_are_in_the_readers_language(capsys):
     finally:
         i18n.set_language("en")
     out = capsys.readouterr().out
-    assert "pattern_errors: 0 个" in out and " count" not in out and "0.143 TFLOPS" in out
+    # a count is a bare number (walk 39: one value_shown for every view; "0 个" read as a unit), never "0 count"
+    assert "pattern_errors: 0（限值 0）" in out and " count" not in out and "0.143 TFLOPS" in out
     assert "h2d gb_s: -\n" in out  # walk 31: a value not measured has no unit after its dash ("- GB/s")
 
 
