@@ -99,8 +99,9 @@ class StartScreen(Screen[None]):
         bits = [b for b in (ident.get("product"), ident.get("os"),
                             _("kernel {version}").format(version=ident.get("kernel")) if ident.get("kernel") else "")
                 if b]
-        self.query_one("#start-host", Static).update(_("Host: {host}").format(host=host)
-                                                     + (f" ({', '.join(bits)})" if bits else ""))
+        # the language's brackets and list comma around the OS and kernel (walk 41: "vm (Debian ..., 内核 ...)")
+        self.query_one("#start-host", Static).update(_("Host: {host}").format(host=host) + (spaced(
+            _("({details})").format(details=_(", ").join(bits))) if bits else ""))
         build = app.build
         resume = self.query_one("#resume", Button)
         summary = self.query_one("#start-summary", Static)

@@ -658,8 +658,15 @@ class WrappedOut:
         self._pending += s
         if "\n" in self._pending:
             *lines, self._pending = self._pending.split("\n")
-            self._stream.write("".join(self._wrapped(ln) + "\n" for ln in lines))
+            out = []
+            for ln in lines:  # a row after one ending in " \\" continues a command: a path longer than a row stays
+                # whole there (walk 40: a capture's path broken after a "/" inside the command, so it did not paste)
+                out.append(ln if self._continued else self._wrapped(ln))
+                self._continued = ln.endswith(" \\")
+            self._stream.write("".join(x + "\n" for x in out))
         return len(s)
+
+    _continued = False
 
     @staticmethod
     def _wrapped(line: str) -> str:
@@ -2055,7 +2062,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(text, file=out, flush=True)
 
     def show(prep) -> bool:  # nothing to confirm: it changes nothing; show what runs
-        _print_wrapped("", f"{_(prep.step.action.title)}  ({step.id})", tty_width(out), 4, file=out)
+        _print_wrapped("", tr(prep.confirmation().words[0]), tty_width(out), 4, file=out)  # "{title}（{step}）"
         for line in prep.commands:
             print("\n".join(shell_wrap(f"  {tr(line)}", tty_width(out))), file=out)
         return True
@@ -2642,9 +2649,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
             title = " + ".join(tr(t) for t in r["title"].split(" + ")) if r["title"] else _("not recognised")
             _print_wrapped("", f"{r['input']}: {title} -> "  # each kind of a several-kind paste (walk 29 #14)
                                        f"{_(r['verdict'])}", width, 4)
-            for f in r["findings"]:
+            idw = max(22, min(width - 8 - 34, max((len(f["id"]) for f in r["findings"]), default=0)))
+            for f in r["findings"]:  # one id column for the input (walk 40: a 23-character id pushed its message)
                 subject = tr_subject(subject_prefix(f["subject"], f["message"]))
-                first = f"  {GLYPH[f['verdict']]} {f['id']:<22} "
+                first = f"  {GLYPH[f['verdict']]} {f['id']:<{idw}} "
                 _print_wrapped(first, subject + tr(f["message"]), width, len(first))
                 if f["verdict"] in ("fail", "warn", "unknown"):
                     for e in f["evidence"][:3]:  # verbatim under a "| ", one row each, cut to the width with "…"

@@ -1337,3 +1337,20 @@ def test_explain_from_a_terminal_says_how_to_end_the_paste(tmp_path):
     p.wait(timeout=60)
     said = "\n".join(lines)
     assert "paste the output, then press Ctrl-D on a new line" in said and "79" in said, said
+
+
+def test_a_wrapped_commands_continuation_rows_are_not_wrapped_again(monkeypatch):
+    """Walk 40: `run report.capture`'s confirmation broke the capture's path after a "/" inside the command (a row after
+    " \\" longer than the terminal was wrapped again as prose), so the rows no longer pasted as the command."""
+    from wizard import cli
+
+    monkeypatch.setenv("COLUMNS", "80")
+    out = io.StringIO()
+    w = cli.WrappedOut(out)
+    path = "/tmp/w40/state-c1/builds/20261206T153621Z-vm/capture-20261206T153621Z-with-a-long-name.tar.gz"
+    w.write("\n".join(cli.shell_wrap(f"  $ /work/main/.venv/bin/python3 -m wizard.cli --state /tmp/s capture -o {path}",
+                                     80)) + "\n")
+    w.write("plain " * 30 + "\n")
+    rows = out.getvalue().splitlines()
+    assert any(r.strip() == path for r in rows), rows  # whole on its row
+    assert all(len(r) <= 80 for r in rows if path not in r)  # the prose after it wraps as before
