@@ -548,10 +548,13 @@ class ActionScreen(Screen[None]):
         self.call_after_refresh(self.rerender)
 
     def rerender(self) -> None:
-        """The header and the closing lines again, at the new width."""
+        """The header, the closing lines and an open results panel again, at the new width (walk 40 #1: the results
+        table kept its 80-column layout at 60x20 after a resize, splitting "0.704 GB/" over "s")."""
         self.render_head()
         if self._run is not None:
             self.query_one("#action-outcome", Static).update(self.result_text(self._run))
+        if self.showing_results:
+            self.update_results()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Cancel is offered only while the run is running and this window may write."""

@@ -33,10 +33,16 @@ def _limit(r: Mapping[str, Any]) -> str:
     return f"{r.get('limit_op') or ''} {fmt_value(r.get('floor'))}".strip()
 
 
+def _subject(subject: str) -> str:
+    """A results row's subject in the reader's words: "host" (the node the run measured as a whole) as a word of the
+    language (walk 40 #3: "host" in a Chinese table), a rank or a GPU as :func:`wizard.i18n.subject_name` says it."""
+    return _("host") if subject == "host" else subject_name(subject)
+
+
 def stored_rows(results: Mapping[str, Any]) -> list[tuple[str, ...]]:
     """(test, subject, metric, value unit, limit, verdict) of the stored results table."""
     rows = results.get("results") if isinstance(results, Mapping) else None
-    return [(str(r.get("test", "")), subject_name(str(r.get("subject", ""))), str(r.get("metric", "")),
+    return [(str(r.get("test", "")), _subject(str(r.get("subject", ""))), str(r.get("metric", "")),
              value_shown(r.get("value"), r.get("unit")), _limit(r), _verdict_word(r.get("verdict")))
             for r in rows or [] if isinstance(r, Mapping)]
 

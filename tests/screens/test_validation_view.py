@@ -203,3 +203,38 @@ def test_the_results_panel_lists_rows_on_a_narrow_screen_without_folding_inside_
     assert "┏" not in text and "soak_gemm · rank 1 on vm" in text
     wide = "\n".join(shown(84))
     assert "┏" in wide and "│ 0.147 TFLOPS │" in wide  # the table where it fits
+
+
+async def test_the_results_panel_is_laid_out_again_when_the_terminal_shrinks(state_dir, devvm_host):
+    """Walk 40 #1: results opened at 80x24, then the terminal resized to 60x20: the panel kept its table and split
+    "0.704 GB/" over "s". It is laid out again at the new width (listed when the table no longer fits); and a row
+    measured on the node as a whole says so in the reader's words ("主机", walk 40 #3)."""
+    from screens.validation_view import stored_rows
+    from wizard import i18n
+    from wizard.actions import Resolved
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    replay = b.start_action(steps.step_by_id("node.validate"), Resolved(ops=[{"argv": ["cat", str(NODE_LOG)]}]))
+    b.wait_action(replay, timeout_s=30)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await _results_of_run(app, pilot, replay.id)
+        from rich.table import Table
+
+        def results_table() -> bool:
+            parts = app.screen.query_one("#results-body", Static).content.renderables
+            return any(isinstance(p, Table) and p.title == "Results" for p in parts)
+
+        assert results_table()  # a table at 80 columns
+        await pilot.resize_terminal(60, 20)
+        await pilot.pause(0.3)
+        assert not results_table() and " · " in _static(app, "#results-body")  # listed at 60
+    i18n.set_language("zh_CN")
+    try:
+        assert stored_rows({"results": [{"test": "gemm", "subject": "host", "metric": "tflops", "value": 1.0,
+                                         "unit": "TFLOPS", "verdict": "skip"}]})[0][1] == "主机"
+    finally:
+        i18n.set_language("en")
