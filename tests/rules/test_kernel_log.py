@@ -781,3 +781,16 @@ def test_an_aer_received_message_without_its_report_is_judged_by_its_own_severit
     with_xid = ("[ 3000.1] NVRM: Xid (PCI:0000:2a:00): 79, pid=1, GPU has fallen off the bus.\n"
                 + line.format(sev="Corrected"))
     assert any(x.id == "health.aer" for x in explain_text(with_xid).findings)
+
+
+def test_the_unrecognised_lines_remedy_says_where_a_key_can_be_acknowledged():
+    """Walk 41 #1 (dead end): `bringup explain` of a pasted dmesg said "acknowledge it by its key", and `bringup ack KEY`
+    was refused (a paste is not a build). The remedy says the key is acknowledged on that machine, after a check there
+    found it (x on the step, or `bringup ack`)."""
+    from wizard.explain import explain_text
+
+    e = explain_text("[  1.0] nvidia 0000:01:00.0: something odd failed badly\n"
+                     "[  2.0] WARNING: CPU: 3 PID: 1 at drivers/foo.c:10 bar+0x1/0x2\n")
+    f = next(x for x in e.findings if x.id == "health.kernel_log" and "no rule recognises" in x.message)
+    assert "once a check on that machine has found it; a pasted log is not a build" in f.remedy
+    assert "bringup ack KEY --reason WHY" in f.remedy

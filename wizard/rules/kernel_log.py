@@ -664,7 +664,7 @@ def _unrecognised_findings(log: KernelLog, events: list[KernelEvent]) -> list[Fi
     head = ((Msg("{n_evs} process crash inside {libs} (the kernel's segfault reports): a program died in a GPU library; investigate (a library/driver mismatch, a bad build, or memory errors)", n_evs=len(evs), libs=', '.join(libs)) if len(evs) == 1 else Msg("{n_evs} process crashes inside {libs} (the kernel's segfault reports): a program died in a GPU library; investigate (a library/driver mismatch, a bad build, or memory errors)", n_evs=len(evs), libs=', '.join(libs))) if only_crashes else Msg('{plural} that no rule recognises ({what}): investigate', plural=plural(len(evs), 'kernel message'), what=what))
     return out + [Finding("health.kernel_log", Verdict.WARN, head, "host",
                     cap(ln for e in evs for ln in e.evidence),
-                    (Msg('Read these lines in context (`journalctl -k -b`). If one is harmless on this system, acknowledge it by its key so it stops counting: ') + ', '.join(keys[:20]) + (Msg(' (and {value} more)', value=len(keys) - 20) if len(keys) > 20 else '') + '.'), SRC_UNRECOGNISED)]
+                    (Msg('Read these lines in context (`journalctl -k -b`). If one is harmless on that machine, acknowledge it there by its key so it stops counting (x on the step, or `bringup ack KEY --reason WHY` once a check on that machine has found it; a pasted log is not a build): ') + ', '.join(keys[:20]) + (Msg(' (and {value} more)', value=len(keys) - 20) if len(keys) > 20 else '') + '.'), SRC_UNRECOGNISED)]
 
 
 SRC_SXID = ("NVIDIA Fabric Manager user guide, 'NVSwitch SXid Errors' (non-fatal SXids are corrected or contained "
