@@ -1470,7 +1470,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         if opt(args, "json"):
             print(json.dumps(msg))
         else:
-            _print_wrapped("", _("no build under {path} yet: run `bringup` to start one").format(path=sd), tty_width(), 4)
+            print(_("no build under {path} yet: run `bringup` to start one").format(path=sd))
         return 0
     if note:
         print(f"bringup: note: {note}", file=sys.stderr)
@@ -1753,16 +1753,6 @@ def _stopped_following(started: list[Any], sd: Path) -> int:
     return 130
 
 
-def tty_width(stream: Any = None) -> int | None:
-    """:func:`text_width` when ``stream`` (standard output by default) is a terminal, else None: what a script or a
-    file reads stays one line each (walk 38 #3 wrapped ``run``'s and ``validate``'s lines on a terminal only)."""
-    stream = stream or sys.stdout
-    try:
-        return text_width() if stream.isatty() else None
-    except (AttributeError, ValueError):
-        return None
-
-
 def shell_wrap(line: str, width: int | None) -> list[str]:
     """A shown command (``"  $ cmd ..."``) as rows of at most ``width`` cells that paste back into a shell as the same
     command: broken only at a space outside quotes, each broken row ending in `` \\`` and the next indented 4 more
@@ -1814,14 +1804,9 @@ def print_run_lines(lines: list[str]) -> None:
     The log file keeps the events."""
     from wizard.validate import LiveView
 
-    # on a terminal a line wider than it wraps under itself (walk 38 #3: a capture's "wrote ..." line ran 371 cells); a
-    # command ("$ ...") stays one line, verbatim, to copy; to a pipe or file every line stays as the log has it
-    width = tty_width()
+    # on a terminal standard output wraps each line to it (WrappedOut; walk 38 #3: a capture's "wrote ..." line ran
+    # 371 cells); to a pipe or file every line stays as the log has it
     for line in LiveView.readable(lines):
-        if width and line.startswith("$ "):  # a command wraps where a shell reads it back the same (shell_wrap)
-            line = "\n".join(shell_wrap(line, width))
-        elif width and _cells(line) > width:
-            line = "\n".join(_wrap("", line, width, 4))
         print(line, flush=True)
 
 
@@ -1867,7 +1852,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         for i, line in enumerate(shown.words):
             print("\n".join(_wrap("  " if i else "", tr(line).strip(), width, 2)))
         for line in shown.commands:  # verbatim; a line that says what a command does (a Msg) in the reader's language
-            print("\n".join(shell_wrap(tr(line), tty_width())))
+            print(tr(line))  # on a terminal a long command wraps where a shell reads it back (WrappedOut)
 
     def confirm(prep) -> bool:
         show(prep)
@@ -1890,8 +1875,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     def on_start(run) -> None:
         started.append(run)
         if run.state is ActionState.RUNNING:
-            _print_wrapped("", _("started run {run} (pid {pid}); log: {log}").format(run=run.id, pid=run.pid,
-                                                                                   log=run.log_path), tty_width(), 4)
+            print(_("started run {run} (pid {pid}); log: {log}").format(run=run.id, pid=run.pid, log=run.log_path))
 
     def on_lines(lines: list[str]) -> None:
         print_run_lines(lines)
@@ -2045,9 +2029,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     def on_start(run) -> None:
         started.append(run)
         if run.state is ActionState.RUNNING:
-            _print_wrapped("", _("started run {run} (pid {pid}); log: {log}").format(run=run.id, pid=run.pid,
-                                                                                   log=run.log_path),
-                           tty_width(out), 4, file=out)
+            print(_("started run {run} (pid {pid}); log: {log}").format(run=run.id, pid=run.pid, log=run.log_path),
+                  file=out)
 
     last_tick: list[int] = []  # the seconds count of the last progress line printed
 
@@ -2062,9 +2045,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(text, file=out, flush=True)
 
     def show(prep) -> bool:  # nothing to confirm: it changes nothing; show what runs
-        _print_wrapped("", tr(prep.confirmation().words[0]), tty_width(out), 4, file=out)  # "{title}（{step}）"
+        print(tr(prep.confirmation().words[0]), file=out)  # "{title}（{step}）"; wrapped on a terminal (WrappedOut)
         for line in prep.commands:
-            print("\n".join(shell_wrap(f"  {tr(line)}", tty_width(out))), file=out)
+            print(f"  {tr(line)}", file=out)
         return True
 
     try:
@@ -2075,7 +2058,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             return _stopped_following(started, sd)
         prep = res.prepared
         if prep.refusal:
-            _print_wrapped("", f"{_(step.action.title)}  ({step.id})", tty_width(out), 4, file=out)
+            print(tr(prep.confirmation().words[0]), file=out)
             print(_("bringup: error: ") + (held_refusal(b) if prep.refusal_kind == "observing" else
                                         running_refusal(prep.running, step.id) if prep.refusal_kind == "running" else
                                         _("cannot run it here: {reason}").format(reason=tr(prep.refusal))),

@@ -1258,7 +1258,7 @@ def test_run_and_validate_lines_wrap_on_a_terminal_and_a_command_stays_whole(tmp
     long = "error in gpu: torch missing: torch is not importable by /very/long/path/to/python3 (ModuleNotFoundError)"
     cmd = "$ /work/main/.venv/bin/python3 /work/main/assets/scripts/bringup_validate.py gpu --device cpu --quick"
     old = cli.sys.stdout
-    cli.sys.stdout = tty
+    cli.sys.stdout = cli.WrappedOut(tty)  # as main() installs it on a terminal
     try:
         os.environ["COLUMNS"] = "80"
         cli.print_run_lines([long, cmd])
