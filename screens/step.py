@@ -586,8 +586,8 @@ class StepScreen(Screen[None]):
         if not ackable:
             self.notify(_("nothing to acknowledge here: the last check of this step found no past event (x works on an "
                           "old Xid or AER error the check reports)") if b_checked(self.step) else
-                        _("nothing to acknowledge here: this step has no check (x works on an old Xid or AER error a "
-                          "check reports)"))
+                        _("nothing to acknowledge here: x works on an old Xid or AER error a check reports, and this "
+                          "step has no check (what it shows comes from its action's run)"))
             return
         if not self._writable():
             return

@@ -23,14 +23,7 @@ from wizard.i18n import N_, _, gettext, subject_name, tr, tr_subject
 from wizard.model import Finding, Verdict, subject_prefix
 from wizard.textchart import bandwidth_chart
 from wizard.common import fmt_value
-from wizard.validate import LiveView, value_shown
-
-
-def _limit(r: Mapping[str, Any]) -> str:
-    """The limit a row was judged against with its direction: "≥ 460" for a floor, "≤ 0.5" for a ceiling."""
-    if r.get("floor") is None:
-        return "-"
-    return f"{r.get('limit_op') or ''} {fmt_value(r.get('floor'))}".strip()
+from wizard.validate import LiveView, limit_shown, metric_word, test_word, value_shown
 
 
 def _subject(subject: str) -> str:
@@ -42,8 +35,9 @@ def _subject(subject: str) -> str:
 def stored_rows(results: Mapping[str, Any]) -> list[tuple[str, ...]]:
     """(test, subject, metric, value unit, limit, verdict) of the stored results table."""
     rows = results.get("results") if isinstance(results, Mapping) else None
-    return [(str(r.get("test", "")), _subject(str(r.get("subject", ""))), str(r.get("metric", "")),
-             value_shown(r.get("value"), r.get("unit")), _limit(r), _verdict_word(r.get("verdict")))
+    return [(test_word(str(r.get("test", ""))), _subject(str(r.get("subject", ""))),
+             metric_word(str(r.get("metric", ""))), value_shown(r.get("value"), r.get("unit")), limit_shown(r),
+             _verdict_word(r.get("verdict")))
             for r in rows or [] if isinstance(r, Mapping)]
 
 
@@ -66,14 +60,24 @@ def _fits(table: Table, width: int) -> bool:
     return Measurement.get(console, console.options, table).maximum <= width
 
 
-def _listed(title: str, rows: Sequence[Sequence[str]], heads: Sequence[str]) -> list[RenderableType]:
-    """``rows`` as a list for a narrow screen: the first two cells (what ran, where) on one line, the others under
-    them as "metric: value (limit: ...) verdict", each line wrapping at its words under an indent."""
+def _listed(title: str, rows: Sequence[Sequence[str]], heads: Sequence[str], width: int) -> list[RenderableType]:
+    """``rows`` as a list for a narrow screen of ``width`` columns: the first two cells (what ran, where) on one line,
+    the others under them as "metric: value; limit: ...; verdict: ...", packed whole into lines (walk 42 prep: "limit:
+    >=" over "0.1"); only an item wider than a line wraps, at its words under an indent."""
     out: list[RenderableType] = [Text(title, style="bold")]
+    room = max(20, width - 8)  # the items sit after a 4-column indent, a 2-column mark and its gap
+    sep = gettext("; ")
     for r in rows:
         out.append(hanging("", " · ".join(c for c in r[:2] if c), indent=2))
-        rest = [f"{_(h)}{gettext(': ')}{c}" for h, c in zip(heads[2:], r[2:]) if c and c != "-"]
-        out.append(hanging("  ", gettext("; ").join(rest), indent=4))
+        lines: list[str] = []
+        for item in (f"{_(h)}{gettext(': ')}{c}" for h, c in zip(heads[2:], r[2:]) if c and c != "-"):
+            if lines and cell_len(lines[-1] + sep + item) <= room:
+                lines[-1] += sep + item
+            else:
+                if lines:
+                    lines[-1] += sep.rstrip()
+                lines.append(item)
+        out.extend(hanging("  ", ln, indent=4) for ln in lines)
     return out
 
 
@@ -102,27 +106,28 @@ def results_panel(live: LiveView, findings: Sequence[Finding] = (), results: Map
     rows = [] if judged else live.measurement_rows()
     nodes = {r[0] for r in rows}
     if judged:
-        t = Table(title=_("Results"), title_justify="left", expand=False, pad_edge=False,
+        t = Table(title=_("Results"), title_justify="left", expand=False,
                   box=box.ASCII if basic else box.HEAVY_HEAD)
         for c in (N_("test"), N_("subject"), N_("metric"), N_("value"), N_("limit"), N_("verdict")):
             t.add_column(_(c), overflow="fold")
         for r in judged:
             t.add_row(*r)
         parts += [t] if _fits(t, width) else _listed(_("Results"), judged, (N_("test"), N_("subject"), N_("metric"),
-                                                                             N_("value"), N_("limit"), N_("verdict")))
+                                                                             N_("value"), N_("limit"), N_("verdict")),
+                                                                     width)
     if rows:
-        t = Table(title=_("Measurements"), title_justify="left", expand=False, pad_edge=False,
+        t = Table(title=_("Measurements"), title_justify="left", expand=False,
                   box=box.ASCII if basic else box.HEAVY_HEAD)
         if len(nodes) > 1:
             t.add_column(_("node"), no_wrap=True)
-        for c in (N_("test"), N_("what"), N_("metric"), N_("value")):
+        for c in (N_("test"), N_("subject"), N_("metric"), N_("value")):
             t.add_column(_(c), overflow="fold")
         for node, test, what, metric, value in rows:
             t.add_row(*(([node] if len(nodes) > 1 else []) + [test, what, metric, value]))
         parts += [t] if _fits(t, width) else _listed(
             _("Measurements"), [(test, what + (f" ({node})" if len(nodes) > 1 else ""), metric, value)
                                 for node, test, what, metric, value in rows],
-            (N_("test"), N_("what"), N_("metric"), N_("value")))
+            (N_("test"), N_("subject"), N_("metric"), N_("value")), width)
     raw_series = results.get("series")
     stored: Mapping[str, Any] = raw_series if isinstance(raw_series, Mapping) else {}
     points = [(float(p[0]), float(p[1])) for p in stored.get("points") or []

@@ -2143,14 +2143,15 @@ def _print_results(extra: Mapping[str, Any]) -> None:
     rows = extra.get("results") or []
     if rows:
         print(_("results:"))
-        from wizard.validate import value_shown
+        from wizard.validate import limit_shown, metric_word, test_word, value_shown
 
         for r in rows:
-            floor = r.get("floor")
-            fl = "" if floor is None else spaced(_("(limit {floor})").format(floor=f"{floor:,.3g}"))
+            limit = limit_shown(r)
+            fl = "" if limit == "-" else spaced(_("(limit {limit})").format(limit=limit))
             subj = f" {subject_name(r['subject'])}" if r.get("subject") and r.get("subject") != "host" else ""
-            print(f"  {GLYPH.get(r.get('verdict'), '[    ]')} {r.get('test')}{subj} {r.get('metric')}: "
-                  f"{value_shown(r.get('value'), r.get('unit'))}{fl}".rstrip())
+            print(f"  {GLYPH.get(r.get('verdict'), '[    ]')} {test_word(str(r.get('test')))}{subj} "
+                  f"{metric_word(str(r.get('metric')))}{_(': ')}{value_shown(r.get('value'), r.get('unit'))}{fl}"
+                  .rstrip())
     series = extra.get("series") or {}
     points = series.get("points") or []
     if len(points) > 1:

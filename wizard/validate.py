@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 from wizard.common import CPU_NPROC, fmt_value
 from wizard.hosts import ssh_failed_words
-from wizard.i18n import N_, Msg, _, ngettext, tr
+from wizard.i18n import N_, Msg, _, ngettext, spaced, tr
 from wizard.actions import ActionContext, Resolved
 from wizard.common import lazy_re
 
@@ -569,11 +569,14 @@ class LiveView:
             if e.test == "allreduce":
                 sweep.setdefault(e.node, []).append(e)
                 continue
-            rows.append((e.node, e.test, _what(e), str(e.get("metric", "")), value_shown(e.get("value"), e.get("unit"))))
+            rows.append((e.node, test_word(e.test), _what(e), metric_word(str(e.get("metric", ""))),
+                         value_shown(e.get("value"), e.get("unit"))))
         for node, evs in sweep.items():
             for e in sorted(evs, key=lambda x: num(x.get("size_bytes")) or 0)[-keep_sweep:]:
-                extra = f" (algbw {fmt_value(e.get('algbw_gb_s'))}, wrong {e.get('wrong')})"
-                rows.append((node, e.test, _what(e), "busbw", f"{fmt_value(e.get('value'))} GB/s{extra}"))
+                extra = spaced(_("(algbw {algbw}, wrong {wrong})").format(algbw=fmt_value(e.get("algbw_gb_s")),
+                                                                           wrong=e.get("wrong")))
+                rows.append((node, test_word(e.test), _what(e), metric_word("busbw_gb_s"),
+                             f"{fmt_value(e.get('value'))} GB/s{extra}"))
         return rows
 
     def allreduce_series(self) -> list[tuple[float, float]]:
@@ -607,11 +610,47 @@ def _what(e: Any) -> str:
     if e.test == "p2p":
         return f"{e.get('src')}->{e.get('dst')}"
     if e.test == "sanity":
-        return f"rank {e.get('rank')}"
+        return _("rank {n}").format(n=e.get("rank"))
     if e.get("interval") is not None:
-        return f"interval {e.get('interval')}"
+        return _("interval {n}").format(n=e.get("interval"))
     dev = e.get("device")
-    return f"GPU {dev}" if dev is not None else "cpu"
+    return f"GPU {dev}" if dev is not None else _("host")  # the judged table's word for the run's own machine
+
+
+TEST_WORDS = {"gemm": N_("GEMM"), "memcpy": N_("D2D copy"), "h2d": N_("H2D copy"), "d2h": N_("D2H copy"),
+              "memory": N_("memory patterns"), "train": N_("training"), "sanity": N_("sanity"),
+              "allreduce": N_("all-reduce"), "p2p": N_("P2P"), "soak_gemm": N_("soak GEMM"),
+              "soak_allreduce": N_("soak all-reduce")}
+"""A validation test's name as the results tables and ``bringup validate`` show it, in the reader's language (walk 41
+#2: raw keys "memcpy", "train" in a Chinese table); the stored results and ``--json`` keep the key."""
+
+METRIC_WORDS = {"tflops": N_("throughput"), "d2d_gb_s": N_("bandwidth"), "gb_s": N_("bandwidth"),
+                "busbw_gb_s": N_("busbw"), "pattern_errors": N_("pattern errors"), "loss_ratio": N_("loss ratio"),
+                "loss_drop": N_("loss ratio"), "ranks_ok": N_("ranks that passed"), "ok": N_("rank ok"),
+                "throttled_samples": N_("throttled samples"), "new_errors": N_("new errors")}
+"""A results row's metric key in the reader's words (walk 41 #2: "pattern_errors", "loss_ratio"); the unit is on the
+value. A key not listed (a P2P pair "0->1") is shown as it is."""
+
+
+def test_word(test: str) -> str:
+    """A validation test's key ("memcpy") as the reader's word (:data:`TEST_WORDS`); an unknown key as it is."""
+    return _(TEST_WORDS[test]) if test in TEST_WORDS else test
+
+
+def metric_word(metric: str) -> str:
+    """A results row's metric key ("pattern_errors", "busbw@1 MiB") as the reader's words (:data:`METRIC_WORDS`;
+    the message size of a busbw row kept: "busbw @ 1 MiB"); an unknown key as it is."""
+    if metric.startswith("busbw@"):
+        return _("busbw @ {size}").format(size=metric[len("busbw@"):])
+    return _(METRIC_WORDS[metric]) if metric in METRIC_WORDS else metric
+
+
+def limit_shown(row: Mapping[str, Any]) -> str:
+    """The limit a stored results row was judged against, with its direction ("≥ 460" a floor, "≤ 0.5" a ceiling),
+    or "-" without one: one form for the TUI's table and ``bringup validate`` (walk 41 #2: "(限值 2)" beside ">= 2")."""
+    if row.get("floor") is None:
+        return "-"
+    return f"{row.get('limit_op') or ''} {fmt_value(row.get('floor'))}".strip()
 
 
 UNIT_WORDS = {"ranks": N_("ranks")}

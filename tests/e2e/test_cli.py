@@ -1075,7 +1075,8 @@ def test_the_overall_lines_joiner_is_chinese_in_chinese(tmp_path):
 
 def test_the_results_tables_subjects_read_in_chinese(capsys):
     """Walk 28 #17: `validate burnin` in Chinese printed "[SKIP] soak_gemm rank 0 on vm tflops": the subject was
-    English. The test and metric names stay (ids); "rank 0 on vm" reads "rank 0（vm）"."""
+    English. "rank 0 on vm" reads "rank 0（vm）"; the test and metric keys in the reader's words (walk 41 #2: raw
+    "soak_gemm", "tflops" on a Chinese screen), the stored keys unchanged."""
     from wizard import i18n
     from wizard.cli import _print_results
 
@@ -1087,9 +1088,10 @@ def test_the_results_tables_subjects_read_in_chinese(capsys):
     finally:
         i18n.set_language("en")
     zh = capsys.readouterr().out
-    assert "[SKIP] soak_gemm rank 0（vm） tflops: 0.104 TFLOPS" in zh and " on vm" not in zh, zh
+    assert "[SKIP] 长稳 GEMM rank 0（vm） 吞吐：0.104 TFLOPS" in zh and " on vm" not in zh, zh
     _print_results(rows)
-    assert "[SKIP] soak_gemm rank 0 on vm tflops: 0.104 TFLOPS" in capsys.readouterr().out
+    assert "[SKIP] soak GEMM rank 0 on vm throughput: 0.104 TFLOPS" in capsys.readouterr().out
+    assert rows["results"][0]["test"] == "soak_gemm"
 
 
 def test_the_machines_skip_verdict_has_one_chinese_word_apart_from_the_persons_skip(tmp_path):
@@ -1173,8 +1175,8 @@ def test_validation_result_unit_words_are_in_the_readers_language(capsys):
         i18n.set_language("en")
     out = capsys.readouterr().out
     # a count is a bare number (walk 39: one value_shown for every view; "0 个" read as a unit), never "0 count"
-    assert "pattern_errors: 0（限值 0）" in out and " count" not in out and "0.143 TFLOPS" in out
-    assert "h2d gb_s: -\n" in out  # walk 31: a value not measured has no unit after its dash ("- GB/s")
+    assert "内存模式测试 模式错误：0（限值 0）" in out and " count" not in out and "0.143 TFLOPS" in out
+    assert "主机到设备拷贝（H2D） 带宽：-\n" in out  # walk 31: a value not measured has no unit after its dash ("- GB/s")
 
 
 
