@@ -22,7 +22,6 @@ from screens.widgets import hanging
 from wizard.i18n import N_, _, gettext, subject_name, tr, tr_subject
 from wizard.model import Finding, Verdict, subject_prefix
 from wizard.textchart import bandwidth_chart
-from wizard.common import fmt_value
 from wizard.validate import LiveView, limit_shown, metric_word, test_word, value_shown
 
 
