@@ -449,6 +449,10 @@ RMINIT_RE = lazy_re(r"RmInitAdapter failed|rm_init_adapter failed|RmInitAdapter:
                     r"RM cannot boot|FSP boot cmds failed", re.I)
 """The driver could not bring the GPU up: RmInitAdapter failing, or on Hopper and later the GPU's FSP refusing the
 driver's boot commands ("kfspSendBootCommands_GH100: FSP boot cmds failed. RM cannot boot.": held-out round 57)."""
+OPEN_RM_REFUSED_RE = lazy_re(r"Open nvidia\.ko is only ready for use on Data Center GPUs", re.I)
+"""The open kernel module refusing a GeForce or workstation GPU in a release where their support was not yet
+enabled by default (the NVIDIA driver README, "Using the open kernel modules", kernel_open.html: the
+NVreg_OpenRmEnableUnsupportedGpus module parameter): the GPU is left uninitialised."""
 BAR_INVALID_RE = lazy_re(r"This PCI I/O region assigned to your NVIDIA device is invalid"
                             r"|NVRM: BAR\d+ is \d+M @ 0x[0-9a-fA-F]+|The system BIOS may have misconfigured your"
                             r"|64-bit BAR mapped above 4GB|does not define a matching prefetchable memory window", re.I)
@@ -545,9 +549,11 @@ def decode_mci_status(hexstr: str) -> dict[str, bool]:
     except (TypeError, ValueError):
         return {}
     return {name: bool(v >> bit & 1) for name, bit in MCI_STATUS_BITS.items()}
-API_MISMATCH_RE = lazy_re(r"NVRM: API mismatch: the client has the version (\d+\.\d+(?:\.\d+)?)")
+API_MISMATCH_RE = lazy_re(r"NVRM: API mismatch: the client (?:\S[^\n]{0,80}?\s+(?:NVRM:\s+)?)?has the version "
+                          r"(\d+\.\d+(?:\.\d+)?)")
 """NVRM refusing a user-space driver library of another version than the loaded module (the NVIDIA driver README,
-"Driver/library version mismatch")."""
+"Driver/library version mismatch"); newer drivers name the client process ("the client 'kwin_wayland' (pid 1005)
+has the version 595.84", seen in 595-series kernel logs), its lines joined as one message."""
 FATAL_OOPS_RE = lazy_re(r"^(?:BUG: unable to handle|BUG: kernel NULL pointer|kernel BUG at|Oops: |Kernel panic"
                            r"|general protection fault)")
 """The oops reports after which the kernel is tainted "D" (died) until a reboot (the kernel's "Tainted kernels"
@@ -699,6 +705,13 @@ def _parse(text: str, log: KernelLog) -> None:
             b = bus_id(bm.group("bus")) if bm else ""
             log.events.append(KernelEvent("gpu_init", rec, b, {"what": "rminit"}, list(rec.raw)))
             continue
+        if OPEN_RM_REFUSED_RE.search(msg):
+            ev = [ln for r in records[idx:idx + 4] if "NVRM" in r.msg for ln in r.raw]
+            log.events.append(KernelEvent("gpu_init", rec, "", {"what": "open_refused"}, ev))
+            continue
+        if re.match(r"NVRM: (?:To force use of Open nvidia\.ko|'OpenRmEnableUnsupportedGpus' kernel module parameter"
+                    r"|in the README\.)", msg):
+            continue  # the rest of the open module's refusal: context
         if BAR_INVALID_RE.search(msg):
             bm = re.search(r"\(PCI:(?P<bus>" + _BDF_RE + r")\)", msg)
             b = bus_id(bm.group("bus")) if bm else ""
@@ -739,7 +752,7 @@ def _parse(text: str, log: KernelLog) -> None:
         m = API_MISMATCH_RE.search(msg)
         if m:
             near = " ".join(r.msg for r in records[idx:idx + 3])
-            km = re.search(r"kernel module has the version (\d+\.\d+(?:\.\d+)?)", near)
+            km = re.search(r"kernel module has\s+(?:NVRM:\s+)?the version (\d+\.\d+(?:\.\d+)?)", near)
             ev = [ln for r in records[idx:idx + 4] if "NVRM" in r.msg for ln in r.raw]
             log.events.append(KernelEvent("driver_conflict", rec, "", {"what": "api_mismatch", "client": m.group(1),
                                                                        "module": km.group(1) if km else ""}, ev))

@@ -62,6 +62,9 @@ SRC_BAR = ("NVIDIA GPUDirect RDMA documentation, 'PCI BAR sizes' (https://docs.n
            "ROCm GPU-server BIOS settings (Above 4G Decoding enabled, https://rocm.docs.amd.com/en/latest/how-to/"
            "system-optimization/mi100.html); NVIDIA/open-gpu-kernel-modules#862 (RTX 5090 RmInitAdapter failed with the "
            "BIOS PCI settings off); NVIDIA/gpu-operator#492 (VM 64-bit MMIO settings)")
+SRC_OPEN_REFUSED = ("NVIDIA Linux driver README, 'Using the Open Kernel Modules' "
+                    "(https://download.nvidia.com/XFree86/Linux-x86_64/595.58.03/README/kernel_open.html): which GPUs "
+                    "the open modules support, and the NVreg_OpenRmEnableUnsupportedGpus parameter")
 SRC_RMINIT = ("NVIDIA GPUDirect RDMA documentation, 'PCI BAR sizes' (https://docs.nvidia.com/cuda/gpudirect-rdma/); NVIDIA "
               "Xid catalog, Xid 79 (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html); NVIDIA open GPU "
               "kernel modules (https://github.com/NVIDIA/open-gpu-kernel-modules); "
@@ -291,7 +294,7 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
     for bus, group in by_bus.items():
         members = group + (hostwide if len(by_bus) == 1 else real_host if bus == "" else [])
         whats = {e.fields.get("what") for e in members}
-        hard = whats & {"rminit", "bar_invalid", "probe_failed", "nvrm_probe_failed", "unsupported"}
+        hard = whats & {"rminit", "bar_invalid", "probe_failed", "nvrm_probe_failed", "unsupported", "open_refused"}
         bar = any(e.fields.get("hint") == "bar" for e in members)
         name = gpu_name(log, bus, gpu_index) if bus else "host"
         ordered = sorted(members, key=lambda e: e.record.line_no)
@@ -310,15 +313,23 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
                 pid = unsupported.fields.get("pci_id")
                 what.append(Msg("driver release {rel} does not support this GPU", rel=rel)
                             + (Msg(" (PCI ID {pid})", pid=pid) if pid else ""))
+            if "open_refused" in whats:
+                what.append(Msg.plain(N_("the open kernel module refused it: it drives only Data Center GPUs unless "
+                                         "NVreg_OpenRmEnableUnsupportedGpus=1 is set")))
             subject = name
             msg = (Msg('{name}: the NVIDIA driver could not initialise the GPU ({what})', name=name, what=joined('; ', what)) if bus else Msg('the NVIDIA driver could not initialise a GPU ({what})', what=joined('; ', what)))
 
             worked = bool(bus) and _worked_before(log, bus)
             remedy = BAR_REMEDY if bar else RMINIT_REMEDY_WORKED if worked else RMINIT_REMEDY
+            if whats == {"open_refused"}:
+                remedy = Msg("Install the driver's proprietary kernel modules (the other flavour of the same release), "
+                             "or a release whose open kernel modules support this GPU by default; forcing them with the "
+                             "nvidia module parameter NVreg_OpenRmEnableUnsupportedGpus=1 runs a support level NVIDIA "
+                             "calls not ready. Then reboot.")
             if whats == {"unsupported"}:
                 remedy = (Msg("Install a driver branch that lists this GPU in its README's 'Appendix A - Supported NVIDIA GPU Products' (a GPU newer than the branch needs a newer branch; Blackwell and Grace Hopper need the open kernel modules; a legacy GPU needs its legacy branch), then reboot."))
             out.append(Finding("health.gpu_init", Verdict.FAIL, msg, subject, evidence, remedy,
-                               SRC_BAR if bar else SRC_RMINIT))
+                               SRC_BAR if bar else SRC_OPEN_REFUSED if whats == {"open_refused"} else SRC_RMINIT))
         elif bus and any(e.fields.get("what") == "bar_assign" and not e.fields.get("resolved") for e in members):
             # a BAR left unassigned: the driver cannot map it (the same as another device's, _endpoint_bars)
             out.append(Finding("health.gpu_init", Verdict.FAIL,
