@@ -40,6 +40,11 @@ KMOD_PROPRIETARY = lazy_re(r"nvidia-dkms-\d{3}(?:-server)?|kmod-nvidia-latest-dk
 """Packages that install or select the PROPRIETARY kernel modules. Other module packages (e.g. a
 distribution's dkms-nvidia, which may build either source) tell nothing about the flavour."""
 
+KMOD_KERNEL = lazy_re(r"kmod-nvidia-\d+\.\d+[\w.+-]*")
+"""A kernel-module package built for one kernel (RPM Fusion's akmods and ELRepo name it kmod-nvidia-<kernel release>,
+e.g. kmod-nvidia-5.14.0-427.el9_4, its version the driver's): its version must match the user-space packages'
+like any other driver package (the NVIDIA driver README: kernel module and user-space components of one version)."""
+
 FM_PKG = lazy_re(r"nvidia-fabric-?manager(?:-\d{3})?")
 NSCQ_PKG = lazy_re(r"libnvidia-nscq(?:-\d{3})?")
 DCGM_PKG = lazy_re(r"datacenter-gpu-manager(?:-\d+)?(?:-cuda\d+|-core)?")
@@ -84,7 +89,7 @@ def packaged_driver(pl: PackageList | None) -> PackagedDriver:
     inst = pl.installed()
     pd.core = [p for p in inst if DRIVER_CORE.fullmatch(p.name) and p.upstream]
     pd.kmod = [p for p in inst if KMOD_OPEN.fullmatch(p.name) or KMOD_PROPRIETARY.fullmatch(p.name)]
-    for p in pd.core:
+    for p in pd.core + [p for p in inst if KMOD_KERNEL.fullmatch(p.name) and p.upstream]:
         pd.versions.setdefault(p.upstream, []).append(p)
     if pd.versions:
         pd.version = max(pd.versions, key=lambda v: (len(pd.versions[v]), v))

@@ -176,10 +176,12 @@ class DkmsStatus:
     errors: list[str] = field(default_factory=list)  # "Error! ..." lines
     problems: list[str] = field(default_factory=list)
 
-    def module(self, rx: str = r"nvidia(?:-current)?(?:-open)?|nvidia-srv|nvidia-tesla(?:-\d+)?(?:-open)?") -> list[DkmsEntry]:
+    def module(self, rx: str = r"nvidia(?:-current)?(?:-open)?|nvidia-srv|nvidia-tesla(?:-\d+)?(?:-open)?"
+                               r"|nvidia-\d{3}(?:-updates)?") -> list[DkmsEntry]:
         """Entries of the NVIDIA GPU driver's DKMS module (``nvidia`` in NVIDIA's and Ubuntu's
-        packages, ``nvidia-current``/``-open`` in Debian's); other ``nvidia-*`` modules such as
-        ``nvidia-fs`` (GPUDirect Storage) are not the driver."""
+        packages, ``nvidia-current``/``-open`` in Debian's, ``nvidia-331`` … ``nvidia-384`` in Ubuntu's older
+        branch-named packages); other ``nvidia-*`` modules such as ``nvidia-fs`` (GPUDirect Storage) or
+        ``nvidia-331-uvm`` are not the driver."""
         r = re.compile(rx)
         return [e for e in self.entries if r.fullmatch(e.module)]
 

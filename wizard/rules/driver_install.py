@@ -688,7 +688,7 @@ def judge_packages(pl: PackageList, exp: Mapping[str, Any], what: str) -> list[F
     findings.append(Finding("driver.installed", Verdict.PASS, (Msg('NVIDIA driver {version} installed from {what} packages', version=pd.version, what=what) + (Msg(' ({flav} kernel modules)', flav=flav) if flav else '')), "host", tuple(pd.evidence), "", SRC_PKGS))
     if len(pd.versions) > 1:
         parts = SEMICOLON.join(f"{v}: {', '.join(p.name for p in ps[:4])}" for v, ps in sorted(pd.versions.items()))
-        findings.append(Finding("driver.installed", Verdict.WARN, Msg("driver packages of {n_versions} versions are installed ({parts})", n_versions=len(pd.versions), parts=parts), "host", tuple(p.line for ps in pd.versions.values() for p in ps[:3]),
+        findings.append(Finding("driver.installed", Verdict.WARN, Msg("driver packages of {n_versions} versions are installed ({parts})", n_versions=len(pd.versions), parts=parts), "host", tuple(p.line for ps in sorted(pd.versions.values(), key=len) for p in ps[:3]),
                                 "Upgrade or remove the odd packages so all driver packages share one version, then reboot.",
                                 SRC_MISMATCH))
     if pd.flavour == "mixed":
