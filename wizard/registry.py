@@ -331,6 +331,8 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("mlxlink", "mlxlink -d DEV [-c] (NVIDIA MFT: a port's link state, mlxlink's own troubleshooting advice, BER "
          "and error counters; InfiniBand, Ethernet or NVLink ports)", p_fabric.detect_mlxlink, pasted.fabric_judge_mlxlink,
          ("mlxlink -d mlx5_0 -c",)),
+    Kind("show-gids", "show_gids (MLNX_OFED: the RoCE GID table of each RDMA port: index, address, RoCE version)",
+         p_fabric.detect_show_gids, pasted.fabric_judge_show_gids, ("show_gids",)),
     Kind("ibswinfo", "ibswinfo -d DEV (an unmanaged InfiniBand switch: power supplies, fans, temperature)",
          p_fabric.detect_ibswinfo, pasted.fabric_judge_ibswinfo, ("ibswinfo -d lid-N",)),
     # wizard/parsers/rocm.py detects; wizard/rules/rocm.py judges (AMD GPUs)
@@ -778,6 +780,7 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "node.storage_smart": "node.storage",  # smartctl -a / -x / -j: a drive's own SMART health
     "driver.k8s_node": "driver.container_toolkit",  # kubectl describe node: GPUs advertised and allocatable, conditions
     "multinode.ib_switch": "multinode.transport",  # ibswinfo: an unmanaged InfiniBand switch's PSUs, fans, temperature
+    "multinode.roce_gid": "multinode.transport",  # show_gids: a RoCE port's routable (IP-carrying) RoCE v2 GID
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
 step each belongs to."""

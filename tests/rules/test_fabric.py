@@ -467,3 +467,41 @@ def test_ethtool_a_link_below_what_both_ends_advertise_warns():
     ok = t.replace("Speed: 100Mb/s", "Speed: 1000Mb/s") + "        Link detected: yes\n"
     (p,) = [f for f in explain_text(ok, "o").findings if f.id == "multinode.netdev"]
     assert p.verdict is Verdict.PASS
+
+
+def _gids(body: str) -> list:
+    from wizard.parsers.fabric import parse_show_gids
+
+    t = ("DEV     PORT    INDEX   GID                                     IPv4            VER     DEV\n"
+         "---     ----    -----   ---                                     ------------    ---     ---\n" + body)
+    return fabric.judge_show_gids(parse_show_gids(t), t, {})
+
+
+def test_show_gids_a_routable_roce_v2_gid_passes_with_its_index_and_link_local_only_warns():
+    """synthetic_ rows in show_gids' layout (the real case is public/show-gids__...): a RoCE v2 GID carrying an IPv4
+    address is what NCCL uses between nodes; a port whose interface has no address has only link-local (fe80::) v2
+    GIDs, which no router forwards; an InfiniBand port (ib0) has no RoCE v2 GID and is not judged."""
+    ok = _gids("mlx5_0  1       1       fe80:0000:0000:0000:0e42:a1ff:fe5d:4db8                 v2      ens1f0\n"
+               "mlx5_0  1       3       0000:0000:0000:0000:0000:ffff:0a00:0001 10.0.0.1        v2      ens1f0\n")
+    assert [f.verdict for f in ok] == [Verdict.PASS] and "index 3 = 10.0.0.1" in ok[0].message
+    assert "NCCL_IB_GID_INDEX=3" in ok[0].message
+    ll = _gids("mlx5_1  1       0       fe80:0000:0000:0000:0e42:a1ff:fe5d:4db9                 v1      ens2f0\n"
+               "mlx5_1  1       1       fe80:0000:0000:0000:0e42:a1ff:fe5d:4db9                 v2      ens2f0\n")
+    assert [f.verdict for f in ll] == [Verdict.WARN] and "link-local" in ll[0].message and "ens2f0" in ll[0].remedy
+    v1 = _gids("mlx5_2  1       0       0000:0000:0000:0000:0000:ffff:0a00:0002 10.0.0.2        v1      ens3f0\n")
+    assert [f.verdict for f in v1] == [Verdict.WARN] and "RoCE v1" in v1[0].message
+    ib = _gids("mlx5_3  1       0       fe80:0000:0000:0000:b8ce:f603:00aa:bbcc                 v1      ib0\n")
+    assert [f.verdict for f in ib] == [Verdict.SKIP]
+    assert [f.verdict for f in _gids("")] == [Verdict.UNKNOWN]
+
+
+def test_ethtool_no_link_with_the_drivers_reason_fails_and_without_one_warns():
+    """The kernel's link extended state after "Link detected: no" (held-out round 102: "Cable issue, Unsupported
+    cable") is a diagnosed fault; a bare "no" may be an unused port."""
+    from wizard.parsers.fabric import parse_ethtool
+
+    base = "Settings for ens1:\n\tSpeed: Unknown!\n\tDuplex: Unknown! (255)\n\tLink detected: no"
+    bad = fabric.judge_ethtool(parse_ethtool(base + " (Cable issue, Unsupported cable)\n"), "", {})
+    assert bad[0].verdict is Verdict.FAIL and "Unsupported cable" in bad[0].message
+    plain = fabric.judge_ethtool(parse_ethtool(base + "\n"), "", {})
+    assert plain[0].verdict is Verdict.WARN

@@ -146,6 +146,12 @@ class _Builder:
         if isinstance(lines, list):
             lines.append(line.strip())
 
+    def note(self, line: str) -> None:
+        """Keep ``line`` as the current port's evidence without setting a field."""
+        lines = self.cur.get("lines") if self.cur is not None else None
+        if isinstance(lines, list):
+            lines.append(line.strip())
+
     def flush(self) -> None:
         c = self.cur
         if c is not None:
@@ -170,6 +176,7 @@ def _parse(text: str) -> IbPorts:
     b = _Builder()
     ca = ""
     tools: list[str] = []
+    lanes: int | None = None  # ibv_devinfo -v's active_width of the port being read
     for raw in text.splitlines():
         if _ERROR.match(raw):
             errors.append(raw.strip())
@@ -192,8 +199,11 @@ def _parse(text: str) -> IbPorts:
             b.start(m.group(1), sat_int(m.group(2)), raw)
             continue
         m = _IBSTAT_PORT.match(raw) or _DEVINFO_PORT.match(raw)
-        if m and (ca or _IBSTAT_PORT.match(raw)):
+        if m and (ca or _IBSTAT_PORT.match(raw) or "phys_state:" in text):  # phys_state: an ibv_devinfo excerpt
+            if not ca and not tools and _DEVINFO_PORT.match(raw):
+                tools.append("ibv_devinfo")
             b.start(ca or "?", sat_int(m.group(1)), raw)  # "?": an excerpt that left out its CA line
+            lanes = None
             continue
         kv = _KV.match(raw)
         if kv and ca and b.cur is None and kv.group(1).strip().lower() == "number of ports":
@@ -219,6 +229,19 @@ def _parse(text: str) -> IbPorts:
             if _rate(value) is None and value.strip():
                 problems.append(f"{b.cur.get('ca')} port {b.cur.get('port')}: Rate {value.strip()[:40]!r} could not "
                                 "be read as a rate")
+        elif key == "active_width":  # ibv_devinfo -v: "4X (2)", then active_speed "25.0 Gbps (32)" per lane
+            wm = re.match(r"\s*(\d{1,2})X\b", value)
+            lanes = sat_int(wm.group(1)) if wm else None
+            b.note(raw)
+        elif key == "active_speed":
+            sm = re.match(r"\s*([0-9]+(?:\.[0-9]+)?)\s*Gbps", value)
+            per_lane = to_float(sm.group(1)) if sm else None
+            if lanes and per_lane and b.cur.get("rate_gbit_s") is None:
+                # the port's rate = lanes x per-lane speed (libibverbs ibv_query_port: active_width, active_speed;
+                # FDR's 14.0625 Gb/s lanes print as 14.0), as ibstat's Rate shows it (4X EDR: 100)
+                b.set("rate_gbit_s", round(lanes * per_lane), raw)
+            else:
+                b.note(raw)
         elif key == "link_layer":
             b.set("link_layer", _layer(value), raw)
         elif key == "active_mtu":
@@ -330,6 +353,10 @@ def detect_ib_ports(text: str) -> float:
         hits = sum(1 for ln in body if _IBDEV2NETDEV.match(ln))
         if hits and hits >= 0.8 * len(body):
             return 0.9
+    # an ibv_devinfo -v excerpt cut to a port block ("port: 1" then its state: PORT_ / phys_state: lines), hca_id left out
+    if (re.search(r"^[ \t]*port:\s*\d+\s*$", head, re.M) and re.search(r"^[ \t]*state:\s*PORT_\w+", head, re.M)
+            and re.search(r"^[ \t]*phys_state:\s*\w+", head, re.M)):
+        return 0.8
     # an ibstat excerpt cut to a port block ("Port 1:" then its State / Physical state lines), the CA line left out
     if (re.search(r"^[ \t]*Port \d+:\s*$", head, re.M) and re.search(r"^[ \t]*State:\s*(Active|Down|Initializing|Armed)\b", head, re.M)
             and re.search(r"^[ \t]*Physical state:\s*(LinkUp|Polling|Disabled|Sleep|PortConfigurationTraining|LinkErrorRecovery)", head, re.M)):
@@ -837,6 +864,9 @@ class EthtoolLink:
     """Speeds (Mb/s) of the "Advertised link modes" ("1000baseT/Full" -> 1000; full duplex only)."""
     partner: tuple[int, ...] = ()
     """Speeds (Mb/s) of the "Link partner advertised link modes" (full duplex only)."""
+    link_note: str = ""
+    """The driver's reason after "Link detected: no" (the kernel's link extended state and substate, "Cable issue,
+    Unsupported cable"), "" when none."""
 
     @property
     def common_mbit_s(self) -> int | None:
@@ -856,7 +886,8 @@ def parse_ethtool(text: str) -> list[EthtoolLink]:
     def close() -> None:
         if cur is not None:
             out.append(EthtoolLink(cur["name"], cur.get("speed"), cur.get("duplex", ""), cur.get("link"),
-                                   tuple(cur["lines"]), tuple(cur["modes"]["advertised"]), tuple(cur["modes"]["partner"])))
+                                   tuple(cur["lines"]), tuple(cur["modes"]["advertised"]), tuple(cur["modes"]["partner"]),
+                                   cur.get("link_note", "")))
 
     def modes(words: str) -> list[int]:  # "1000baseT/Full 2500baseT/Full" -> [1000, 2500]
         return [sat_int(m.group(1)) for m in re.finditer(r"\b(\d{1,7})base[\w-]*/Full\b", words)]
@@ -891,8 +922,11 @@ def parse_ethtool(text: str) -> list[EthtoolLink]:
             cur["duplex"] = s.split(":", 1)[1].strip()
             cur["lines"].append(s)
         elif s.startswith("Link detected:"):
-            v = s.split(":", 1)[1].strip().lower()
+            # "no (Cable issue, Unsupported cable)": ethtool adds the link extended state after the word
+            v = (s.split(":", 1)[1].strip().lower().split() or [""])[0]
             cur["link"] = True if v == "yes" else False if v == "no" else None
+            note = re.search(r"\(([^()]{1,120})\)\s*$", s)
+            cur["link_note"] = note.group(1).strip() if note and v == "no" else ""
             cur["lines"].append(s)
     close()
     return out
@@ -1279,3 +1313,45 @@ def detect_ibswinfo(text: str) -> float:
     if re.search(r"^PSU\d+ status\s+\|", head, re.M) and re.search(r"^(part number|fan status|PSID)\s+\|", head, re.M):
         return 0.95
     return 0.0
+
+
+# ------------------------------------------------------------------ show_gids (RoCE GID table)
+
+
+@dataclass(frozen=True)
+class GidRow:
+    """One row of MLNX_OFED's ``show_gids``: RDMA device, port, GID index, the GID, the IPv4 address it carries ("" for
+    none), the RoCE version ("v1" / "v2") and the network interface; ``line`` as printed."""
+
+    dev: str
+    port: int
+    index: int
+    gid: str
+    ipv4: str
+    ver: str
+    netdev: str
+    line: str
+
+
+_SHOW_GIDS_HEAD = lazy_re(r"^\s*DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV\s*$")
+_SHOW_GIDS_ROW = lazy_re(r"^\s*(?P<dev>[\w.-]+)\s+(?P<port>\d{1,3})\s+(?P<index>\d{1,4})\s+(?P<gid>[0-9a-fA-F:]{2,39})"
+                         r"(?:\s+(?P<ipv4>\d{1,3}(?:\.\d{1,3}){3}))?\s+(?P<ver>v[12])\b(?:\s+(?P<netdev>\S+))?\s*$")
+
+
+def detect_show_gids(text: str) -> float:
+    """0.95 for ``show_gids`` output: its "DEV PORT INDEX GID IPv4 VER DEV" header."""
+    return 0.95 if re.search(r"^\s*DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV\s*$", text[:100_000], re.M) else 0.0
+
+
+def parse_show_gids(text: str) -> list[GidRow]:
+    """Every GID row of ``show_gids`` output (MLNX_OFED's script over /sys/class/infiniband/*/ports/*/gids and
+    gid_attrs: columns DEV PORT INDEX GID IPv4 VER DEV), in order; the header, its dashes and "n_gids_found=N" are
+    skipped. Never raises."""
+    rows: list[GidRow] = []
+    for raw in text.splitlines():
+        m = _SHOW_GIDS_ROW.match(raw)
+        if m and not _SHOW_GIDS_HEAD.match(raw):
+            rows.append(GidRow(m.group("dev"), sat_int(m.group("port")), sat_int(m.group("index")),
+                               m.group("gid").lower(), m.group("ipv4") or "", m.group("ver"), m.group("netdev") or "",
+                               raw.strip()))
+    return rows

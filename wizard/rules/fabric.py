@@ -797,6 +797,17 @@ def judge_ethtool(links: list[Any], text: str, exp: Mapping[str, Any]) -> list[F
                                "(copper needs all four pairs for 1000BASE-T), a bad transceiver or switch port: reseat "
                                "or replace the cable, then `ethtool -r <if>` to renegotiate and read Speed again.",
                                f"{SRC_ETHTOOL}; IEEE 802.3 clause 28 (auto-negotiation: the highest common mode)"))
+        elif e.link is False and e.link_note:
+            # the driver names why the link is down (the kernel's link extended state, e.g. "Cable issue, Unsupported
+            # cable"): a fault, not an unused port
+            out.append(Finding(NETDEV_ID, Verdict.FAIL, Msg("{name}: no link, and the driver says why: {note}",
+                                                            name=e.name, note=e.link_note), e.name, e.lines[-3:],
+                               "Fit a cable or transceiver the NIC supports at this speed (check it with `ethtool -m "
+                               "<if>` and the NIC's firmware release notes for qualified cables), or set a speed the "
+                               "module supports; then read `ethtool <if>` again.",
+                               f"{SRC_ETHTOOL}; the kernel's ethtool netlink interface, link extended state "
+                               "(https://docs.kernel.org/networking/ethtool-netlink.html: ETHTOOL_LINK_EXT_STATE_* "
+                               "and substates such as CABLE_ISSUE / UNSUPPORTED_CABLE, printed after 'Link detected')"))
         elif e.link is False:
             out.append(Finding(NETDEV_ID, Verdict.WARN, Msg("{name}: no link detected (no carrier)", name=e.name),
                                e.name, e.lines[-3:],
@@ -1014,3 +1025,76 @@ def judge_ibswinfo(info: Any, text: str, exp: Mapping[str, Any]) -> list[Finding
                         SRC_IBSWINFO)]
     return [Finding(SWITCH_ID, Verdict.PASS, Msg("{name}: {n} power supplies and the fans report OK", name=name,
                                                  n=len(info.psus)) + temp, name, ev, "", SRC_IBSWINFO)]
+
+
+# ------------------------------------------------------------------ show_gids (RoCE GID table)
+
+ROCE_GID_ID = "multinode.roce_gid"
+SRC_GID = ("NCCL Environment Variables, NCCL_IB_GID_INDEX (the GID index used in RoCE mode; -1, the default of recent "
+           "releases, selects it dynamically), NCCL_IB_ROCE_VERSION_NUM (default 2) and NCCL_IB_ADDR_FAMILY (default "
+           "AF_INET), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html; NCCL source "
+           "src/transport/net_ib (IB_GID_INDEX default 0 in 2.19, -1 later), https://github.com/NVIDIA/nccl; Juniper "
+           "JVD, 'How to Run NCCL Tests Using Autoconfigured IPv6 Address' (from NCCL 2.21 the GID index need not be "
+           "given), https://www.juniper.net/documentation/us/en/software/jvd/jvd-ai-dc-evpn-multitenancy/"
+           "appendix_d_how_to_run_nccl_tests_using_autoconfigured_ipv6_address.html; "
+           "sysfs-class-infiniband (ports/N/gids, gid_attrs/types), "
+           "https://www.kernel.org/doc/Documentation/ABI/stable/sysfs-class-infiniband")
+
+
+def judge_show_gids(rows: list[Any], text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``multinode.roce_gid`` from ``show_gids``: per RDMA port, whether RoCE traffic between nodes has a GID to use.
+    A RoCE v2 GID carrying an IPv4 address (or a global IPv6 one) passes, with its index for an NCCL too old to pick
+    it itself; only link-local RoCE v2 GIDs (the interface has no IP address: not routable between nodes) or only
+    RoCE v1 GIDs warn; a port with no RoCE v2 GID on an ``ib*`` or nameless interface is InfiniBand, not judged."""
+    if not rows:
+        return [Finding(ROCE_GID_ID, Verdict.UNKNOWN, "no GID rows could be read from this show_gids output", "node",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:4],
+                        "Paste the whole `show_gids` output (or `ibv_devinfo -v`, whose GID lines say the same).", SRC_GID)]
+    ports: dict[tuple[str, int], list[Any]] = {}
+    for r in rows:
+        ports.setdefault((r.dev, r.port), []).append(r)
+    good: list[str] = []
+    indices: set[int] = set()
+    out: list[Finding] = []
+    ev_good: list[str] = []
+    for (dev, port), rs in ports.items():
+        netdev = next((r.netdev for r in rs if r.netdev), "")
+        where = f"{dev} port {port}" + (f" ({netdev})" if netdev else "")
+        v2 = [r for r in rs if r.ver == "v2"]
+        v4 = [r for r in v2 if r.ipv4]
+        v6 = [r for r in v2 if not r.ipv4 and not r.gid.startswith("fe80") and "ffff" not in r.gid.split(":")[:6]]
+        if v4 or v6:
+            pick = (v4 or v6)[0]
+            indices.add(pick.index)
+            good.append(f"{where} index {pick.index} = {pick.ipv4 or pick.gid}")
+            ev_good.append(pick.line)
+        elif v2:
+            out.append(Finding(ROCE_GID_ID, Verdict.WARN,
+                               Msg("{where}: only link-local RoCE v2 GIDs (fe80::): the interface has no IP address, "
+                                   "so RoCE v2 traffic cannot be routed to other nodes and NCCL finds no IPv4 RoCE v2 "
+                                   "GID to use", where=where), where, tuple(r.line for r in rs[:6]),
+                               Msg("Give {netdev} its fabric IP address (netplan, NetworkManager or ifcfg), then run "
+                                   "`show_gids` again: a RoCE v2 GID with that address appears.",
+                                   netdev=netdev or "the port's interface"), SRC_GID))
+        elif not netdev or netdev.startswith("ib"):
+            out.append(Finding(ROCE_GID_ID, Verdict.SKIP,
+                               Msg("{where}: no RoCE v2 GID, an InfiniBand port (its GID is the port GUID; "
+                                   "NCCL_IB_GID_INDEX applies to RoCE)", where=where), where,
+                               tuple(r.line for r in rs[:3]), "", SRC_GID))
+        else:
+            out.append(Finding(ROCE_GID_ID, Verdict.WARN,
+                               Msg("{where}: only RoCE v1 GIDs: NCCL uses RoCE v2 by default "
+                                   "(NCCL_IB_ROCE_VERSION_NUM=2) and RoCE v1 does not cross a router", where=where),
+                               where, tuple(r.line for r in rs[:6]),
+                               "Enable RoCE v2 on the port (the default of current NIC firmware and drivers; "
+                               "`cma_roce_mode` for rdma_cm), give the interface an IP address, and run `show_gids` "
+                               "again.", SRC_GID))
+    if good:
+        idx = (Msg("with an older NCCL set NCCL_IB_GID_INDEX={index}", index=next(iter(indices))) if len(indices) == 1
+               else Msg("with an older NCCL the index differs by port ({indices}): set NCCL_IB_GID_INDEX per node",
+                        indices=", ".join(str(i) for i in sorted(indices))))
+        out.insert(0, Finding(ROCE_GID_ID, Verdict.PASS,
+                              Msg("RoCE v2 GIDs with an IP address: {ports}; NCCL 2.21 and later pick them by "
+                                  "themselves (NCCL_IB_GID_INDEX unset); {idx}", ports=SEMICOLON.join(good), idx=idx),
+                              "node", tuple(ev_good[:8]), "", SRC_GID))
+    return out

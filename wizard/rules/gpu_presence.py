@@ -270,8 +270,18 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     whole = _whole(o, facts)
     if not gpus and not whole and not any(d.is_nvidia for d in facts.devices):
         # a pasted excerpt is not a bus scan: no GPU in it says nothing about the GPUs of the node, and a paste of
-        # other devices (a NIC's section: held-out round 53) asks nothing about them either, so not judged
-        return [Finding(fid, Verdict.SKIP, Msg("this lspci excerpt has no NVIDIA GPU ({n_devices} other device section(s)): it is not a "
+        # other devices (a NIC's section: held-out round 53) asks nothing about them either, so not judged; but a
+        # network adapter that no longer answers config reads is the node's fabric gone (held-out round 102)
+        lost = [Finding("health.nic_link", Verdict.FAIL,
+                        Msg("{who} reads back revision ff: its PCI config space answers all ones, so the adapter no "
+                            "longer responds on the bus and none of its ports can work", who=_who(d)), "host",
+                        tuple(x for x in (d.header, *d.lines[:2]) if x),
+                        "Read `dmesg` for the adapter's PCIe AER or link-down events and its driver's health messages "
+                        "(mlx5_core: 'health compromised', firmware fatal errors); check its cooling and transceivers, "
+                        "then cold-boot (power off, not reboot). If it fails again, replace the adapter.", SRC_REV_FF)
+                for d in facts.devices if d.revision == "ff"
+                and re.search(r"Ethernet|Infiniband|Network", d.class_name or d.header, re.I)]
+        return lost + [Finding(fid, Verdict.SKIP, Msg("this lspci excerpt has no NVIDIA GPU ({n_devices} other device section(s)): it is not a "
                                                   "whole bus scan, so it says nothing about whether the GPUs enumerated; the GPU link, AER "
                                                   "and BAR checks are skipped", n_devices=len(facts.devices)), "host",
                         tuple(d.header for d in facts.devices[:5] if d.header),

@@ -245,6 +245,13 @@ def fabric_judge_ibswinfo(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return fabric.judge_ibswinfo(parse_ibswinfo(text), text, exp)
 
 
+def fabric_judge_show_gids(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.fabric import parse_show_gids
+    from wizard.rules import fabric
+
+    return fabric.judge_show_gids(parse_show_gids(text), text, exp)
+
+
 def fabric_judge_ip_addr(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.parsers.fabric import parse_ip_addr
     from wizard.rules import fabric

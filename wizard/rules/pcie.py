@@ -238,6 +238,22 @@ def _ev(d: LspciDevice, *lines: str) -> list[str]:
     return out
 
 
+def no_express(d: LspciDevice) -> bool:
+    """Whether ``d``'s whole block (its capabilities listed, ended by lspci's "Kernel driver in use" / "Kernel
+    modules" lines, so not cut short) shows no PCI Express capability: a GPU on a conventional PCI bus as a VM shows
+    it (QEMU's i440fx machine type, some clouds' guests), where no link width, speed or AER exists to read; the
+    hypervisor host sees the real link (PCI Express Base Specification: LnkCap/LnkSta live in the PCI Express
+    capability)."""
+    caps = [ln for ln in d.lines if "Capabilities:" in ln]
+    ended = any(re.match(r"\s*(?:Kernel driver in use|Kernel modules):", ln) for ln in d.lines)
+    return bool(caps) and ended and not d.caps_denied and not any("Express" in ln for ln in caps) \
+        and not d.lnksta.present and not d.lnkcap.present
+
+
+REMEDY_NO_EXPRESS = ("Read the link on the hypervisor host (`sudo lspci -vv -s <bdf>` there); a VM with a PCI Express "
+                     "machine type (QEMU q35) shows it in the guest too.")
+
+
 def _no_link(fid: str, d: LspciDevice, what: str, src: str) -> Finding:
     if d.caps_denied:
         return Finding(fid, Verdict.UNKNOWN, Msg("{who}: {what} not readable: lspci ran without root ('Capabilities: <access denied>')", who=_who(d), what=what), _subject(d),
@@ -247,6 +263,11 @@ def _no_link(fid: str, d: LspciDevice, what: str, src: str) -> Finding:
         # lspci -k / -nn: a listing that never prints capabilities, so it says nothing about the link either way
         return Finding(fid, Verdict.SKIP, Msg("{who}: {what} not judged: this lspci listing prints no capabilities (run without -vv)", who=_who(d), what=what), _subject(d), tuple(_ev(d)),
                        "For the link, run `sudo lspci -vv -s <bdf>` (LnkCap / LnkSta).", src)
+    if no_express(d):
+        return Finding(fid, Verdict.SKIP, Msg("{who}: {what} not judged: the device shows no PCI Express capability "
+                                              "(a VM's conventional PCI bus), so there is no link to read here",
+                                              who=_who(d), what=what), _subject(d),
+                       tuple(_ev(d, *[ln for ln in d.lines if "Capabilities:" in ln][:4])), REMEDY_NO_EXPRESS, src)
     return Finding(fid, Verdict.UNKNOWN, Msg("{who}: no LnkSta line for this device in this output (cut short, or not lspci -vv): "
                                              "{what} unknown", who=_who(d), what=what), _subject(d),
                    tuple(_ev(d, *d.lines[-3:])), "Paste the device's whole `sudo lspci -vv -s <bdf>` section.", src)
@@ -629,6 +650,10 @@ def pcie_aer(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             return [Finding(fid, Verdict.SKIP, "AER not judged: this lspci listing prints no capabilities (run without "
                             "-vv)", "host", tuple(d.header for d in checked if d.header)[:5],
                             "For AER, run `sudo lspci -vvv` (the Advanced Error Reporting capability).", SRC_AER)]
+        if all(no_express(d) for d in targets):
+            return [Finding(fid, Verdict.SKIP, "AER not judged: the GPUs show no PCI Express capability (a VM's "
+                            "conventional PCI bus), so there is no AER to read here", "host",
+                            tuple(d.header for d in targets if d.header)[:5], REMEDY_NO_EXPRESS, SRC_AER)]
         return [Finding(fid, Verdict.UNKNOWN, "no AER capability decoded for the GPU links in this output "
                         "(cut short, or the device has none)", "host",
                         tuple(d.header for d in checked if d.header)[:5] or tuple(targets[0].lines[:3]),
