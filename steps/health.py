@@ -94,7 +94,7 @@ STAGE = Stage(
             id="health.row_remap",
             title="No pending or failed GPU memory row remapping",
             why=(
-                "A-class and newer GPUs repair bad HBM rows by remapping them; a pending remap takes "
+                "Ampere (A100) and newer data-centre GPUs repair bad HBM rows by remapping them; a pending remap takes "
                 "effect only after a GPU reset, and a remapping failure means RMA (NVML "
                 "nvmlDeviceGetRemappedRows; Meta GCM row_remap checks; NVIDIA Xid 63/64)."
             ),

@@ -318,7 +318,7 @@ STAGE = Stage(
                 "man8/swapon.8.html). Swap is a policy choice on a standalone node (kubernetes.io/docs/"
                 "concepts/cluster-administration/swap-memory-management)."
             ),
-            instructions="Run the action only if you want swap back; otherwise leave this step skipped.",
+            instructions="Run the action only if you want swap back; otherwise leave this step as it is.",
             action=ActionSpec(
                 id="swap_rollback",
                 title="Restore /etc/fstab from the swap step's backup and swapon -a",

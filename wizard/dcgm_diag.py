@@ -79,7 +79,7 @@ LEVELS: dict[int, Level] = {
     1: Level(1, "short", 30.0, "normally seconds (bringup shows progress against 30 s)", "health.dcgm_l1",
              "the Health stage's checks (health.gpu_count, health.ecc, health.row_remap, health.pcie_width, "
              "health.kernel_log, ...: `bringup check --stage health`)",
-             "not DCGM's own deployment checks (denylisted drivers, NVML and CUDA library loading, permissions)"),
+             "none of DCGM's own deployment checks (denylisted drivers, NVML and CUDA library loading, permissions)"),
     2: Level(2, "medium", 120.0, "approximately two minutes", "gpu.dcgm_l2",
              "gpu.validate (GEMM, memory pattern, host<->device copies, a training loop per GPU) and the burn-in "
              "gpu.stress (`bringup validate gpu`, `bringup validate burnin`)",

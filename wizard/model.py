@@ -224,8 +224,18 @@ WHOLE_MACHINE_SUBJECTS = ("", "host", "node", "input")
 
 def subject_prefix(subject: str, message: str) -> str:
     """What the CLI and the screens print before a finding's message: ``"<subject>: "`` when the subject names a part
-    (a GPU, a mount, a port) the message does not already name, else nothing."""
-    return "" if subject in WHOLE_MACHINE_SUBJECTS or subject in message else f"{subject}: "
+    (a GPU, a mount, a port) the message does not already name, else nothing. A group of GPUs ("8 GPUs: GPU 0 (...);
+    ...") whose message speaks of the whole group ("for all 8 GPUs", "on 8 GPUs") is not listed again before it (walk
+    41 #13: eight bus ids and serials before each one-line pass); the subject itself stays whole (JSON, fleet)."""
+    import re
+
+    if subject in WHOLE_MACHINE_SUBJECTS or subject in message:
+        return ""
+    m = re.match(r"(\d+) GPUs: ", subject)
+    if m and re.search(rf"\ball {m.group(1)}\b|\b{m.group(1)} GPUs\b", message) \
+            and not re.search(rf"\b{m.group(1)} of \d+", message):
+        return ""
+    return f"{subject}: "
 
 
 @dataclass(frozen=True)

@@ -356,7 +356,8 @@ def event_line(line: str) -> str | None:
         return (where + (_("started {test} on {device}").format(test=e.test or "?", device=dev) if dev else
                          _("started {test} (no device: torch not imported)").format(test=e.test or "?"))
                 + (_(", {n} ranks").format(n=ws) if isinstance(ws, int) and ws > 1 else "")
-                + (f" (torch {v.get('torch')}" + (f", CUDA {v.get('cuda')}" if v.get("cuda") else "") + ")"
+                + (spaced(_("(torch {versions})").format(
+                    versions=f"{v.get('torch')}" + (_(", ") + f"CUDA {v.get('cuda')}" if v.get("cuda") else "")))
                    if v.get("torch") else ""))
     if e.kind == "progress":
         if e.rank:  # every rank of a soak reports its interval: rank 0's line says it (walk 20: each line twice)

@@ -941,7 +941,7 @@ def test_status_text_counts_the_steps_left_in_a_stage_under_way(tmp_path):
     text = run("--state", str(state), "status").stdout
     assert "[ OK ] Plan & sizing (1 step skipped by a person)" in text, text
     zh = run("--state", str(state), "--lang", "zh_CN", "status").stdout
-    assert "规划与容量估算（1 个步骤由人跳过）" in zh
+    assert "规划与容量估算（1 个步骤手动跳过）" in zh
 
 
 def test_plan_listing_keeps_its_columns_with_a_long_value(tmp_path):

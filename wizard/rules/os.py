@@ -614,6 +614,6 @@ def swap_rollback_info(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     ev: tuple[str, ...] = ()
     if o is not None and o.ok:
         ev = tuple(ln for ln in o.lines() if re.search(r"\sswap\s", ln))[:6]
-    return [Finding("os.swap_rollback", Verdict.SKIP, "optional: run this step's action only to undo the swap step's "
+    return [Finding("os.swap_rollback", Verdict.SKIP, "an optional step: run its action only to undo the swap step's "
                     "/etc/fstab edit (it restores the backup taken before that edit and turns swap back on)", "host",
                     ev, "", SRC_SWAP)]
