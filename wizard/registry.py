@@ -377,6 +377,10 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("df", "df (-h, -T, -P: filesystem use, /dev/shm)", p_host.detect_df, os_rules.judge_df_text,
          ("df -hT",)),
     Kind("lscpu", "lscpu", p_hosttools.detect_lscpu, host.judge_lscpu_text, ("lscpu",)),
+    Kind("sensors", "sensors (lm-sensors: temperatures, fans, voltages with their chips' limits)",
+         p_hosttools.detect_sensors, host.judge_sensors_text, ("sensors",)),
+    Kind("ulimit", "ulimit -a (a shell's resource limits: locked memory, open files)", p_hosttools.detect_ulimit,
+         host.judge_ulimit_text, ("ulimit -a",)),
     Kind("numactl-hardware", "numactl --hardware", p_hosttools.detect_numactl, host.judge_numactl_text,
         ("numactl --hardware",)),
     # wizard/parsers/kernellog.py detects; wizard/rules/pasted.py judges
@@ -433,8 +437,9 @@ def _build_kinds() -> dict[str, Kind]:
          storage_rules.judge_fio_text,
          ("fio --output-format=json --direct=1 --ioengine=libaio --filename=/raid/fio.tmp --size=4G --runtime=30 "
           "--time_based --name=randread --rw=randread --bs=128k --iodepth=32",)),
-    Kind("mdstat", "/proc/mdstat (software RAID arrays)", p_storage.detect_mdstat,
-         pasted.as_probe("mdstat", "/proc/mdstat (pasted)", storage_rules.raid), ("cat /proc/mdstat",)),
+    Kind("mdstat", "/proc/mdstat or mdadm --detail (software RAID arrays)", p_storage.detect_mdstat,
+         pasted.as_probe("mdstat", "/proc/mdstat or mdadm --detail (pasted)", storage_rules.raid),
+         ("cat /proc/mdstat", "mdadm --detail /dev/mdN")),
     # wizard/parsers/smart.py reads; wizard/rules/smart.py judges (a drive's own SMART health)
     Kind("smartctl", "smartctl -a / -x / -H / -j, or nvme smart-log (text or -o json) (a drive's SMART health: ATA, NVMe, SAS)", p_smart.detect_smartctl,
          smart_rules.judge_smartctl, ("sudo smartctl -a /dev/nvme0", "sudo smartctl -x /dev/sda")),
@@ -780,7 +785,9 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "node.storage_smart": "node.storage",  # smartctl -a / -x / -j: a drive's own SMART health
     "driver.k8s_node": "driver.container_toolkit",  # kubectl describe node: GPUs advertised and allocatable, conditions
     "multinode.ib_switch": "multinode.transport",  # ibswinfo: an unmanaged InfiniBand switch's PSUs, fans, temperature
-    "multinode.roce_gid": "multinode.transport",  # show_gids: a RoCE port's routable (IP-carrying) RoCE v2 GID
+    "multinode.roce_gid": "multinode.transport",
+    "health.host_sensors": "health.bmc",  # lm-sensors: the host's own temperatures, fans and voltages
+    "node.host_limits": "node.fabric",  # ulimit -a: the locked-memory limit RDMA registration needs  # show_gids: a RoCE port's routable (IP-carrying) RoCE v2 GID
 }
 """Finding ids that only ``explain`` reports (a pasted output judged by a rule no probe feeds), and the
 step each belongs to."""

@@ -284,3 +284,23 @@ def test_fio_command_options():
     assert fio_command_options(ETCD_CMD)["fdatasync"] == "1" and fio_command_options(ETCD_CMD)["filename"] == "test-data"
     assert fio_command_options("sudo /usr/bin/fio --direct --rw=read")["direct"] == "1"
     assert fio_command_options("nvidia-smi -q") == {}
+
+
+def test_mdadm_detail_reads_as_an_md_array_with_its_members_and_rebuild():
+    """synthetic_ mdadm --detail (mdadm(8) layout): the counts, the faulty member and a rebuild's progress read into the
+    same MdArray as /proc/mdstat's (the real degraded case: public/mdadm-detail__md1-raid1-...)."""
+    from wizard.parsers.storage import detect_mdstat, parse_mdstat
+
+    text = ("/dev/md0:\n           Version : 1.2\n        Raid Level : raid1\n      Raid Devices : 2\n"
+            "     Total Devices : 2\n             State : clean, degraded, recovering\n    Active Devices : 1\n"
+            "   Working Devices : 2\n    Failed Devices : 0\n    Rebuild Status : 37% complete\n\n"
+            "    Number   Major   Minor   RaidDevice State\n"
+            "       0       8        1        0      active sync   /dev/sda1\n"
+            "       2       8       17        1      spare rebuilding   /dev/sdb1\n")
+    assert detect_mdstat(text) >= 0.9
+    [a] = parse_mdstat(text).arrays
+    assert (a.name, a.level, a.raid_disks, a.working, a.degraded) == ("md0", "raid1", 2, 1, True)
+    assert (a.action, a.progress_pct) == ("recovery", 37.0)
+    assert [(m.name, m.flags) for m in a.members] == [("sda1", ()), ("sdb1", ("S",))]
+    clean = text.replace("clean, degraded, recovering", "clean").replace("Active Devices : 1", "Active Devices : 2")
+    assert not parse_mdstat(clean.replace("    Rebuild Status : 37% complete\n", "")).arrays[0].degraded

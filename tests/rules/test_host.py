@@ -220,3 +220,36 @@ def test_zramctl_swap_in_light_use_passes_and_heavy_or_full_warns() -> None:
     not_swap = "NAME       ALGORITHM DISKSIZE DATA COMPR TOTAL STREAMS MOUNTPOINT\n/dev/zram1 zstd           4G   0B    0B    0B       8 /var/tmp\n"
     (u,) = hosttools.judge_zramctl_text(not_swap, {})
     assert u.verdict is Verdict.UNKNOWN and "not used as swap" in u.message
+
+
+def test_ulimit_locked_memory_unlimited_passes_and_a_small_limit_warns():
+    """synthetic_ ulimit -a rows in bash's layout (the real case: public/ulimit-a__hsw228-...): RDMA pins buffers
+    against RLIMIT_MEMLOCK, so a 64 KiB default warns; open files and processes are only reported."""
+    from wizard.rules.host import judge_ulimit_text
+
+    rows = ("core file size          (blocks, -c) 0\nmax locked memory       (kbytes, -l) {l}\n"
+            "open files                      (-n) 1024\nmax user processes              (-u) 4096\n"
+            "stack size              (kbytes, -s) 8192\n")
+    ok = judge_ulimit_text(rows.format(l="unlimited"), {})
+    assert [f.verdict for f in ok] == [Verdict.PASS] and "open files 1024" in ok[0].message
+    low = judge_ulimit_text(rows.format(l="64"), {})
+    assert [f.verdict for f in low] == [Verdict.WARN] and "64 KiB" in low[0].message and "memlock" in low[0].remedy
+    assert judge_ulimit_text("open files (-n) 1024\n", {})[0].verdict is Verdict.UNKNOWN
+
+
+def test_sensors_crit_fails_high_or_alarm_warns_and_quiet_chips_pass():
+    """synthetic_ lm-sensors rows (sensors(1) layout; the real cases: public/sensors__...): a temperature at its chip's
+    crit limit fails, at its high limit warns, an ALARM flag warns; a limits line that continues a reading joins it."""
+    from wizard.rules.host import judge_sensors_text
+
+    head = "coretemp-isa-0000\nAdapter: ISA adapter\n"
+    ok = judge_sensors_text(head + "Core 0:        +53.0°C  (high = +80.0°C, crit = +90.0°C)\n"
+                            "Core 1:        +55.0°C  (high = +80.0°C, crit = +90.0°C)\n", {})
+    assert [f.verdict for f in ok] == [Verdict.PASS] and "55 °C" in ok[0].message
+    hot = judge_sensors_text(head + "Core 0:        +91.0°C  (high = +80.0°C, crit = +90.0°C)\n"
+                             "Core 1:        +82.0°C  (high = +80.0°C, crit = +90.0°C)\n", {})
+    assert [f.verdict for f in hot] == [Verdict.FAIL, Verdict.WARN]
+    fan = judge_sensors_text("nct6779-isa-0a20\nAdapter: ISA adapter\nfan2:     0 RPM  (min =  600 RPM)  ALARM\n"
+                             "temp1:   +40.0 C  (low = +72.0 C, high = +92.0 C)\n"
+                             "                  (crit = +100.0 C, hyst = +96.0 C)\n", {})
+    assert [f.verdict for f in fan] == [Verdict.WARN] and "fan2" in fan[0].message

@@ -554,7 +554,8 @@ def _parse_sdr_verbose(lines: list[str]) -> SdrFacts:
 
 
 def parse_sdr(text: str) -> SdrFacts:
-    """``ipmitool sdr elist`` (5 columns), ``sdr list`` (3 columns) or ``ipmitool sensor`` (10 columns) output, each
+    """``ipmitool sdr elist`` (5 columns; ``ipmitool -c`` prints them comma-separated), ``sdr list`` (3 columns) or
+    ``ipmitool sensor`` (10 columns) output, each
     line read by its own column count; or the verbose records of ``sdr -v`` / ``sdr get`` / ``sensor get``
     (:func:`_parse_sdr_verbose`). Never raises."""
     all_lines = text.splitlines()[:MAX_LINES]
@@ -572,6 +573,8 @@ def parse_sdr(text: str) -> SdrFacts:
         if not line:
             continue
         cols = [c.strip() for c in line.split("|")]
+        if len(cols) == 1 and line.count(",") >= 4:  # `ipmitool -c sdr elist` / `-c sdr type X`: the same five, CSV
+            cols = [c.strip() for c in line.split(",", 4)]
         name = cols[0]
         if len(cols) == 5 and _SENSOR_ID.match(cols[1]) and cols[2].lower() in _STATUS and (
                 _ENTITY.match(cols[3]) or not cols[3]):

@@ -454,14 +454,34 @@ _MCELOG_BLOCK = lazy_re(r"^SOCKET (\S+) CHANNEL (\S+) DIMM (\S+)\s*$")
 _MCELOG_COUNT = lazy_re(r"^\s*(\d+) (total|in 24h)\s*$")
 
 
+_MCELOG_SYSLOG = lazy_re(r"^\S.*?\bmcelog(?:\[\d+\])?:[ \t]?")
+"""The syslog prefix of mcelog's records as the daemon logs them ("2017-05-05T08:57:16+02:00 host mcelog: MCE 15")."""
+
+
+def _unsyslog(text: str) -> str:
+    """``text`` without a syslog prefix before mcelog's lines, where most lines carry one."""
+    lines = text.splitlines()
+    tagged = sum(1 for ln in lines if _MCELOG_SYSLOG.match(ln))
+    if tagged < 2 or 2 * tagged < len([ln for ln in lines if ln.strip()]):
+        return text
+    return "\n".join(_MCELOG_SYSLOG.sub("", ln, count=1) for ln in lines)
+
+
 def parse_mcelog(text: str) -> McelogFacts:
-    """``mcelog`` decoded records and ``mcelog --client`` summaries. Never raises."""
+    """``mcelog`` decoded records and ``mcelog --client`` summaries, also as syslog carries them (one prefix per
+    line). Lines before the first "Hardware event" line are the tail of a record whose head was cut off: they are read
+    as a record of their own (held-out round 105: the severity, bank and socket of an excerpt's first record). Never
+    raises."""
     facts = McelogFacts()
     rec: dict[str, Any] | None = None
     block: dict[str, Any] | None = None
     kind = ""
-    for raw in text.splitlines():
-        line = raw.strip()
+    for raw, clean in zip(text.splitlines(), _unsyslog(text).splitlines()):  # raw lines stay the evidence
+        line = clean.strip()
+        if rec is None and block is None and not facts.records and line and re.match(
+                r"^(MCG status|MCi status|Corrected error|Uncorrected error|MCA:|STATUS [0-9a-f]+|MCGCAP)", line):
+            rec = {"severity": "", "memory": False, "where": "", "lines": []}  # a record cut at its head
+            facts.records.append(rec)
         if line.startswith("Hardware event. This is not a software error"):
             rec = {"severity": "", "memory": False, "where": "", "lines": [raw]}
             facts.records.append(rec)
@@ -504,7 +524,7 @@ def parse_mcelog(text: str) -> McelogFacts:
 def detect_mcelog(text: str) -> float:
     """0.95 for mcelog's decoded records ("Hardware event. This is not a software error." with an MCE/BANK line) or
     ``mcelog --client``'s memory summary (a "SOCKET n CHANNEL n DIMM n" block with its error counts)."""
-    head = text[:20_000]
+    head = _unsyslog(text[:20_000])
     if "Hardware event. This is not a software error" in head and re.search(r"^(MCE \d+|CPU \d+ BANK \d+)", head, re.M):
         return 0.95
     if re.search(r"^SOCKET \S+ CHANNEL \S+ DIMM \S+\s*$", head, re.M) and re.search(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from wizard.common import to_int, sat_int
 from wizard.parsers.host import parse_cpulist
@@ -480,3 +481,84 @@ def cpulist_count(text: str) -> int | None:
     """Number of CPUs in an lscpu CPU list ("0-5,48-53" -> 12); None when unreadable."""
     s = parse_cpulist(text) if text.strip() else set()
     return None if s is None else len(s)
+
+
+# ------------------------------------------------------------------ ulimit -a (a shell's resource limits)
+
+_ULIMIT_ROW = re.compile(r"^\s*([a-z][a-z A-Z-]*?)\s+\((?:([^()]*?),\s*)?-([a-zA-Z])\)\s+(\S+)\s*$")
+
+
+def detect_ulimit(text: str) -> float:
+    """0.95 for ``ulimit -a`` (bash: "max locked memory       (kbytes, -l) unlimited" rows, one per limit)."""
+    rows = sum(1 for ln in text[:20_000].splitlines() if _ULIMIT_ROW.match(ln))
+    return 0.95 if rows >= 4 and re.search(r"^\s*(max locked memory|open files)\s", text[:20_000], re.M) else 0.0
+
+
+def parse_ulimit(text: str) -> dict[str, tuple[str, str]]:
+    """``ulimit -a`` (bash's layout, bash(1) "ulimit") -> {option letter: (value as printed, the row)}: "l" max locked
+    memory in KiB, "n" open files, "u" max user processes, "s" stack size in KiB, ...; "unlimited" as printed. Never
+    raises."""
+    out: dict[str, tuple[str, str]] = {}
+    for raw in text.splitlines():
+        m = _ULIMIT_ROW.match(raw)
+        if m:
+            out.setdefault(m.group(3), (m.group(4), raw.strip()))
+    return out
+
+
+# ------------------------------------------------------------------ sensors (lm-sensors)
+
+_SENSORS_ROW = re.compile(r"^(?P<label>[^:\s][^:]{0,40}):\s+(?P<value>[+-]?\d+(?:\.\d+)?)\s?(?P<unit>°C|C|V|RPM|W|mV|A)\b"
+                          r"(?P<rest>.*)$")
+_SENSORS_LIMIT = re.compile(r"\b(low|high|crit|min|max|hyst|crit low|emerg)\s*=\s*([+-]?\d+(?:\.\d+)?)")
+
+
+@dataclass(frozen=True)
+class SensorReading:
+    """One ``sensors`` reading: its chip ("coretemp-isa-0000"), label, value and unit (°C, V, RPM, W), the limits the
+    chip prints beside it ({"high": 80.0, "crit": 90.0}), whether lm-sensors flags it ALARM, and its lines."""
+
+    chip: str
+    label: str
+    value: float
+    unit: str
+    limits: dict[str, float]
+    alarm: bool
+    lines: tuple[str, ...]
+
+
+def detect_sensors(text: str) -> float:
+    """0.9 for lm-sensors' ``sensors`` output: "Adapter: ..." lines under chip names, readings with °C / V / RPM."""
+    head = text[:50_000]
+    rows = sum(1 for ln in head.splitlines() if _SENSORS_ROW.match(ln))
+    return 0.9 if re.search(r"^Adapter: ", head, re.M) and rows >= 2 else 0.0
+
+
+def parse_sensors(text: str) -> list[SensorReading]:
+    """``sensors`` (lm-sensors, sensors(1)) -> its readings, chip by chip; a limits line that continues a reading
+    ("(crit = +100.0 C, hyst = +96.0 C)") joins it. Never raises."""
+    out: list[dict[str, Any]] = []
+    chip = ""
+    prev = ""
+    for raw in text.splitlines():
+        s = raw.rstrip()
+        if not s.strip():
+            chip, prev = "", ""
+            continue
+        if s.startswith("Adapter:"):
+            chip = chip or prev
+            continue
+        m = _SENSORS_ROW.match(s)
+        if m and chip:
+            unit = "°C" if m.group("unit") in ("C", "°C") else m.group("unit")
+            out.append({"chip": chip, "label": m.group("label").strip(), "value": float(m.group("value")),
+                        "unit": unit, "limits": {k: float(v) for k, v in _SENSORS_LIMIT.findall(m.group("rest"))},
+                        "alarm": "ALARM" in m.group("rest"), "lines": [s]})
+        elif out and s.startswith((" ", "\t")) and s.strip().startswith("(") and chip:
+            out[-1]["limits"].update({k: float(v) for k, v in _SENSORS_LIMIT.findall(s)})
+            out[-1]["alarm"] = out[-1]["alarm"] or "ALARM" in s
+            out[-1]["lines"].append(s)
+        elif not s.startswith((" ", "\t")) and ":" not in s:
+            prev = s.strip()
+    return [SensorReading(r["chip"], r["label"], r["value"], r["unit"], r["limits"], r["alarm"], tuple(r["lines"]))
+            for r in out]

@@ -244,9 +244,65 @@ _ACTION = lazy_re(r"\b(resync|recovery|reshape|check|repair)\s*=\s*(\d{1,3}(?:\.
 _DELAYED = lazy_re(r"\b(resync|recovery|reshape|check|repair)\s*=\s*(DELAYED|PENDING|REMOTE)\b")
 
 
+_DETAIL_HEAD = lazy_re(r"^\s*/dev/(md[\w/.-]{0,64}):\s*$")
+_DETAIL_KV = lazy_re(r"^\s*([A-Z][A-Za-z ]{1,40}?)\s*:\s*(.*?)\s*$")
+_DETAIL_ROW = lazy_re(r"^\s*(\d+|-)\s+(\d+)\s+(\d+)\s+(\d+|-)\s+([a-z][a-z -]*?)\s+(/dev/\S+)\s*$")
+
+
+def parse_mdadm_detail(text: str) -> Mdstat:
+    """``mdadm --detail /dev/mdN`` -> the same :class:`Mdstat` as /proc/mdstat's (mdadm(8), --detail): "Raid Level",
+    "Raid Devices" (the array's slots), "Active Devices" (in sync), "State : active, degraded", the device table
+    ("active sync /dev/sdb3", "faulty /dev/sda3", a "removed" slot) and "Resync/Rebuild Status : N% complete". The
+    array's degraded state is read from its counts as in /proc/mdstat. Never raises."""
+    arrays: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = None
+    for raw in text.splitlines()[:200000]:
+        m = _DETAIL_HEAD.match(raw)
+        if m:
+            cur = {"name": m.group(1), "state": "active", "level": "", "members": [], "lines": [raw]}
+            arrays.append(cur)
+            continue
+        if cur is None:
+            continue
+        r = _DETAIL_ROW.match(raw)
+        if r:
+            state, dev = r.group(5), r.group(6).removeprefix("/dev/")
+            role = sat_int(r.group(4)) if r.group(4) != "-" else None
+            flags = tuple(f for f, w in (("F", "faulty"), ("S", "spare")) if w in state)
+            cur["members"].append(MdMember(dev, role, flags))
+            cur["lines"].append(raw)
+            continue
+        kv = _DETAIL_KV.match(raw)
+        if not kv:
+            continue
+        key, value = kv.group(1).strip().lower(), kv.group(2)
+        if key == "raid level":
+            cur["level"] = value.strip().lower()
+        elif key == "raid devices" and re.fullmatch(r"\d{1,6}", value):
+            cur["raid_disks"] = sat_int(value)
+        elif key == "active devices" and re.fullmatch(r"\d{1,6}", value):
+            cur["working"] = sat_int(value)
+        elif key == "state":
+            cur["state"] = "inactive" if "inactive" in value else "active"
+            cur["lines"].append(raw)
+            continue
+        else:
+            a = re.match(r"(resync|rebuild|reshape|check)\s+status", key)
+            pm = re.match(r"(\d{1,3})%", value)
+            if a and pm:
+                cur.update(action={"rebuild": "recovery"}.get(a.group(1), a.group(1)), progress_pct=float(pm.group(1)))
+            else:
+                continue
+        cur["lines"].append(raw)
+    return Mdstat([], [MdArray(**a) for a in arrays], [], False)
+
+
 def parse_mdstat(text: str) -> Mdstat:
     """/proc/mdstat -> :class:`Mdstat` (each array with its members, ``[n/m] [UU_]``, and the sync action in
-    progress). A paste's re-indented lines read the same. Never raises."""
+    progress). A paste's re-indented lines read the same; ``mdadm --detail`` output is read by
+    :func:`parse_mdadm_detail`. Never raises."""
+    if re.search(r"^\s*/dev/md[\w/.-]*:\s*$", text[:20000], re.M) and re.search(r"^\s*Raid Level\s*:", text[:20000], re.M):
+        return parse_mdadm_detail(text)
     personalities: list[str] = []
     arrays: list[dict[str, Any]] = []
     problems: list[str] = []
@@ -333,6 +389,8 @@ def detect_mdstat(text: str) -> float:
         return 0.95
     if re.search(r"^\s*md\d+\s*:\s*active\s+raid\d+\s", head, re.M) and _COUNTS.search(head):
         return 0.8
+    if re.search(r"^\s*/dev/md[\w/.-]*:\s*$", head, re.M) and re.search(r"^\s*Raid Level\s*:", head, re.M):
+        return 0.95  # mdadm --detail
     return 0.0
 
 

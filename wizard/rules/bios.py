@@ -723,10 +723,11 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     for sk, ss in sorted(by_socket.items()):
         chans = {x.channel for x in ss if x.channel}
         fullc = {x.channel for x in ss if x.channel and x.device.populated}
-        label = f"socket {sk}" if sk else "slots without a socket name"
-        part = f"{label}: {sum(1 for x in ss if x.device.populated)} of {len(ss)} slots"
+        n_full, n_all = sum(1 for x in ss if x.device.populated), len(ss)
+        part = (Msg("socket {sk}: {n_full} of {n_all} slots", sk=sk, n_full=n_full, n_all=n_all) if sk else
+                Msg("slots without a socket name: {n_full} of {n_all} slots", n_full=n_full, n_all=n_all))
         if chans:
-            part += f", {len(fullc)} of {len(chans)} channels populated"
+            part += Msg(", {n_fullc} of {n_chans} channels populated", n_fullc=len(fullc), n_chans=len(chans))
         per_socket.append(part)
     speeds = sorted({mts for s in pop if (mts := s.device.configured_speed_mts or s.device.speed_mts)})
     types = sorted({s.device.mem_type for s in pop if s.device.mem_type})

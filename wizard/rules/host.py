@@ -29,7 +29,7 @@ from wizard.parsers.hosttools import (
 )
 from wizard.rules.common import Outputs, garbled, gib, missing
 from wizard.rules.os import SRC_SWAP, SWAP_FULL_PCT, SWAP_HEAVY_PCT, is_kubernetes, swap_finding, swap_heavy
-from wizard.i18n import Msg
+from wizard.i18n import N_, SEMICOLON, Msg
 
 SRC_A8 = ("NVIDIA Health Validation documentation (checks cpu_count, numa_node_count; "
           "https://docs.nvidia.com/health-validation/); Azure HPC health checks, check_hw_physmem (warns 5% below "
@@ -463,3 +463,94 @@ def judge_numactl(f: NumactlFacts, exp: Mapping[str, Any]) -> list[Finding]:
 
 def judge_numactl_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return judge_numactl(parse_numactl(text), exp)
+
+
+# ------------------------------------------------------------------ ulimit -a
+
+LIMITS_ID = "node.host_limits"
+SRC_MEMLOCK = ("getrlimit(2), RLIMIT_MEMLOCK (the bytes a process may lock in RAM: RDMA memory registration pins "
+               "pages and counts against it), https://man7.org/linux/man-pages/man2/getrlimit.2.html; IBM support, "
+               "'OFED ... not able to pin a large enough amount of memory: increase the memlock limits' "
+               "(https://www.ibm.com/support/pages/node/129429); NCCL troubleshooting, containers (--ulimit "
+               "memlock=-1), https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html")
+
+
+def judge_ulimit_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``node.host_limits`` from ``ulimit -a``: the locked-memory limit (``-l``) unlimited passes; a number warns,
+    because RDMA (NCCL over InfiniBand/RoCE, GPUDirect RDMA) pins its buffers against it and fails to register memory
+    ("ibv_reg_mr failed", "Cannot allocate memory") when it is small. Open files and processes are reported, not
+    judged (no public floor for a training job)."""
+    from wizard.parsers.hosttools import parse_ulimit
+
+    lim = parse_ulimit(text)
+    if "l" not in lim:
+        return [Finding(LIMITS_ID, Verdict.UNKNOWN, "this ulimit output has no max locked memory (-l) row", "host",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:4], "Paste the whole `ulimit -a` output "
+                        "(as the user that runs the training jobs, in the same kind of session).", SRC_MEMLOCK)]
+    value, row = lim["l"]
+    words = {"n": N_("open files {n}"), "u": N_("max user processes {n}")}
+    others = SEMICOLON.join(Msg(w, n=lim[k][0]) for k, w in words.items() if k in lim)
+    ev = tuple(r for k in ("l", "n", "u") if k in lim for r in [lim[k][1]])
+    if value == "unlimited":
+        return [Finding(LIMITS_ID, Verdict.PASS,
+                        Msg("max locked memory is unlimited: RDMA can pin its buffers{others}",
+                            others=Msg(" ({others})", others=others) if others else ""), "host", ev, "",
+                        SRC_MEMLOCK)]
+    return [Finding(LIMITS_ID, Verdict.WARN,
+                    Msg("max locked memory is {value} KiB: RDMA (NCCL over InfiniBand or RoCE, GPUDirect RDMA) pins "
+                        "its buffers against this limit and fails to register memory when it is this small",
+                        value=value), "host", ev,
+                    "Set it unlimited for the users that run jobs (`* soft memlock unlimited` and `* hard memlock "
+                    "unlimited` in /etc/security/limits.conf, LimitMEMLOCK=infinity for services and slurmd, "
+                    "`--ulimit memlock=-1` for containers), log in again and check `ulimit -l`.", SRC_MEMLOCK)]
+
+
+# ------------------------------------------------------------------ sensors (lm-sensors)
+
+SENSORS_ID = "health.host_sensors"
+SRC_SENSORS = ("sensors(1) (lm-sensors: each reading with the limits its chip holds, and ALARM when the chip's alarm "
+               "flag is set), https://man7.org/linux/man-pages/man1/sensors.1.html; the kernel's hwmon sysfs interface "
+               "(temp*_max/_crit, fan*_min, *_alarm), https://docs.kernel.org/hwmon/sysfs-interface.html")
+
+
+def judge_sensors_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``health.host_sensors`` from lm-sensors' ``sensors``: a temperature at or above its chip's crit limit fails;
+    one at or above its high limit, or any reading lm-sensors flags ALARM (a fan under its minimum, a value outside
+    the chip's limits), warns; otherwise passes with the hottest reading. Limits are the chip's own, as printed."""
+    from wizard.parsers.hosttools import parse_sensors
+
+    rs = parse_sensors(text)
+    if not rs:
+        return [Finding(SENSORS_ID, Verdict.UNKNOWN, "no sensor reading could be read from this sensors output", "host",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:4], "Paste the whole `sensors` output.",
+                        SRC_SENSORS)]
+    out: list[Finding] = []
+    for r in rs:
+        where = f"{r.chip} {r.label}"
+        crit, high = r.limits.get("crit"), r.limits.get("high", r.limits.get("max"))
+        if r.unit == "°C" and crit is not None and crit > 0 and r.value >= crit:
+            out.append(Finding(SENSORS_ID, Verdict.FAIL, Msg("{where}: {value:g} °C, at or above its critical limit "
+                                                             "{crit:g} °C", where=where, value=r.value, crit=crit),
+                               where, r.lines, "Find why it runs this hot (fans, airflow, blanking panels, a blocked "
+                               "filter, the room's inlet temperature) before the node takes load.", SRC_SENSORS))
+        elif r.unit == "°C" and high is not None and high > 0 and r.value >= high:
+            out.append(Finding(SENSORS_ID, Verdict.WARN, Msg("{where}: {value:g} °C, at or above its high limit "
+                                                             "{high:g} °C", where=where, value=r.value, high=high),
+                               where, r.lines, "Check the cooling of that part (fans, airflow) and read it again under "
+                               "load.", SRC_SENSORS))
+        elif r.alarm:
+            out.append(Finding(SENSORS_ID, Verdict.WARN, Msg("{where}: lm-sensors flags ALARM ({value:g} {unit}): the "
+                                                             "chip's alarm is set, a reading outside its limits or a "
+                                                             "fan below its minimum", where=where, value=r.value,
+                                                             unit=r.unit), where, r.lines,
+                               "Check that part (a fan that reads 0 RPM under its minimum is stopped or unplugged); if "
+                               "the reading is fine, the chip's limits are set wrong (sensors.conf), so fix them to "
+                               "keep the alarm meaningful.", SRC_SENSORS))
+    if out:
+        return out
+    temps = [r for r in rs if r.unit == "°C"]
+    hot = max(temps, key=lambda r: r.value) if temps else None
+    return [Finding(SENSORS_ID, Verdict.PASS,
+                    Msg("{n} readings within their chips' limits, no ALARM", n=len(rs))
+                    + (Msg("; hottest {where} {value:g} °C", where=f"{hot.chip} {hot.label}", value=hot.value)
+                       if hot else ""), "host", hot.lines if hot else rs[0].lines, "", SRC_SENSORS)]

@@ -315,7 +315,7 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
     ok: list[str] = []
     ok_ev: list[str] = []
     for a in md.arrays:
-        tag = " (holds the data path)" if a.name in under_data else ""
+        tag = Msg(" (holds the data path)") if a.name in under_data else ""
         shape = (f"{a.level or '?'} [{a.raid_disks}/{a.working}]" + (f" [{a.slots}]" if a.slots else "")
                  if a.raid_disks is not None else (a.level or "?"))
         ev = tuple([source] + a.lines[:4])
@@ -355,7 +355,7 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
         note = (Msg(', {action} {progress_pct:g}% done (a scrub: reads are slower while it runs)', action=a.action, progress_pct=a.progress_pct) if a.action else '')
         if a.level == "raid0":
             note += (Msg(', raid0: no redundancy (one failed disk loses the array)'))
-        ok.append(f"{a.name}{tag} {shape}{note}")
+        ok.append(f"{a.name}{tag} {shape}" + note)  # a Msg note stays a piece (its Chinese shown), not str()
         ok_ev.extend(a.lines[:2])
     if ok:
         findings.append(Finding(fid, Verdict.PASS, (Msg('md arrays healthy: ') + SEMICOLON.join(ok)), "host",
@@ -399,7 +399,7 @@ def nvme_link(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     for c in ctrls:
         if c.speed_gts is None or c.max_speed_gts is None or c.width is None or c.max_width is None:
             continue  # not PCIe (NVMe over fabrics) or unreadable
-        tag = " (holds the data path)" if c.name in data_ctrls else ""
+        tag = Msg(" (holds the data path)") if c.name in data_ctrls else ""
         who = f"{c.name}{tag} ({c.model or 'model ?'}, firmware {c.firmware or '?'})"
         now = f"{c.speed_gts:g} GT/s x{c.width}"
         cap = f"{c.max_speed_gts:g} GT/s x{c.max_width}"
