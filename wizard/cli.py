@@ -662,7 +662,8 @@ class WrappedOut:
             for ln in lines:  # a row after one ending in " \\" continues a command: a path longer than a row stays
                 # whole there (walk 40: a capture's path broken after a "/" inside the command, so it did not paste)
                 out.append(ln if self._continued else self._wrapped(ln))
-                self._continued = ln.endswith(" \\")
+                # (a shown command's rows: " \\" between words, "\\" inside a word too long for a row)
+                self._continued = ln.endswith("\\") and (self._continued or ln.lstrip().startswith("$ "))
             self._stream.write("".join(x + "\n" for x in out))
         return len(s)
 
@@ -1755,14 +1756,18 @@ def _stopped_following(started: list[Any], sd: Path) -> int:
 
 def shell_wrap(line: str, width: int | None) -> list[str]:
     """A shown command (``"  $ cmd ..."``) as rows of at most ``width`` cells that paste back into a shell as the same
-    command: broken only at a space outside quotes, each broken row ending in `` \\`` and the next indented 4 more
-    (walk 39: the terminal broke ``--force-confdef`` in two at 80 columns). A word longer than a row stays whole (the
-    terminal wraps it, as before); a line that is not a ``$`` command, or no ``width``, is returned as it is."""
+    command: broken at a space outside quotes, each broken row ending in `` \\`` and the next indented 4 more (walk 39:
+    the terminal broke ``--force-confdef`` in two at 80 columns). A word that does not fit beside that indent gets a
+    smaller one; a word longer than a row (a capture's path, walk 42) is broken inside, outside single quotes, with
+    ``\\`` at the row's end and the rest at the row's start: the shell removes a backslash-newline, joining the word
+    again. A single-quoted word longer than a row stays whole (the terminal wraps it); a line that is not a ``$``
+    command, or no ``width``, is returned as it is."""
     lead = len(line) - len(line.lstrip(" "))
     if not width or not line.lstrip(" ").startswith("$ ") or _cells(line) <= width:
         return [line]
-    # break points: spaces outside single/double quotes and not escaped
+    # break points: spaces outside single/double quotes and not escaped; where single quotes hold (no inside break)
     points: list[int] = []
+    single = [False] * len(line)
     quote = ""
     i = lead + 2
     while i < len(line):
@@ -1770,6 +1775,7 @@ def shell_wrap(line: str, width: int | None) -> list[str]:
         if ch == "\\" and quote != "'":
             i += 2
             continue
+        single[i] = quote == "'" or (not quote and ch == "'")
         if quote:
             quote = "" if ch == quote else quote
         elif ch in "'\"":
@@ -1781,13 +1787,40 @@ def shell_wrap(line: str, width: int | None) -> list[str]:
     start, pad = 0, ""
     while start < len(line):
         room = width - 2  # for " \\"
-        fits = [p for p in points if start < p and _cells(pad + line[start:p]) <= room]
-        if _cells(pad + line[start:]) <= width or not [p for p in points if p > start]:
+        if _cells(pad + line[start:]) <= width:
             rows.append(pad + line[start:])
             break
-        cut = fits[-1] if fits else next(p for p in points if p > start)
-        rows.append(pad + line[start:cut] + " \\")
-        start, pad = cut + 1, " " * (lead + 4)
+        nxt = [p for p in points if p > start]
+        fits = [p for p in nxt if _cells(pad + line[start:p]) <= room]
+        if fits:
+            rows.append(pad + line[start:fits[-1]] + " \\")
+            start, pad = fits[-1] + 1, " " * (lead + 4)
+            continue
+        end = nxt[0] if nxt else len(line)
+        tail = 2 if nxt else 0
+        word = line[start:end]
+        if _cells(word) + tail <= width:  # the word fits with a smaller indent
+            pad = " " * min(len(pad), width - tail - _cells(word))
+            if not nxt:
+                rows.append(pad + word)
+                break
+            rows.append(pad + word + " \\")
+            start, pad = end + 1, " " * (lead + 4)
+            continue
+        # longer than a row: break inside it where no single quote holds and no backslash precedes
+        cut = start
+        while cut < end and _cells(pad + line[start:cut + 1]) <= width - 1:
+            cut += 1
+        while cut > start and (single[cut] or single[cut - 1] or line[cut - 1] == "\\"):
+            cut -= 1
+        if cut <= start:  # a single-quoted word: whole, the terminal wraps it
+            rows.append(pad + word + (" \\" if nxt else ""))
+            if not nxt:
+                break
+            start, pad = end + 1, " " * (lead + 4)
+            continue
+        rows.append(pad + line[start:cut] + "\\")
+        start, pad = cut, ""
     return rows
 
 

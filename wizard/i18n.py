@@ -136,17 +136,19 @@ def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = F
     for tok in toks:
         if tok.isspace():
             words.append([] if "\n" in tok else [" " * len(tok)])  # a line break in the text is one space
-        elif words and words[-1] and words[-1][-1].endswith("/") and not re.search(rf"[\s{WIDE}]", tok):
+        elif words and words[-1] and words[-1][-1].endswith("/") and not re.search(rf"[\s{WIDE}]",
+                                                                                 tok.rstrip(CLOSING)):
+            # a path's last part with the punctuation that closes it ("capture.tar.gz："): still the path's
             words[-1].append(tok)
         else:
             words.append([tok])
     lines: list[str] = []
     line, used = first, cell_len(first)
 
-    def new_line() -> None:
+    def new_line(pad: int = indent) -> None:
         nonlocal line, used
         lines.append(line.rstrip())
-        line, used = " " * indent, indent
+        line, used = " " * pad, pad
 
     for parts in words:
         if not parts or parts[0].isspace():  # spaces between words kept as typed ("Title  (id)"), one at a break
@@ -155,8 +157,10 @@ def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = F
                 line, used = line + gap, used + len(gap)
             continue
         whole = "".join(parts)
-        if used + cell_len(whole) > width and line.strip() and line != first and cell_len(whole) <= width - indent:
-            new_line()  # a path a line holds moves whole
+        if used + cell_len(whole) > width and line.strip() and line != first and cell_len(whole) <= width:
+            # a path a line holds moves whole, with a smaller indent where the usual one leaves too little room (walk
+            # 42: a capture's path broken after a "/" for want of one column)
+            new_line(min(indent, width - cell_len(whole)))
         for tok in parts if fold and used + cell_len(whole) > width else [whole]:
             w = cell_len(tok)
             if used + w > width and line.strip() and (line != first or used >= width):
