@@ -568,7 +568,14 @@ def detect_health(text: str) -> float:
         return 1.0
     if re.search(r"Health watches not enabled", text) and len(text) < 2000:
         return 0.9
+    if HEALTH_WATCH_ERROR.search(text[:20_000]):
+        return 0.95
     return 0.0
+
+
+HEALTH_WATCH_ERROR = lazy_re(r"^\s*Error: Unable to (?:set|get) health watches\. Return: (?P<why>.+?)\s*$", re.M)
+"""dcgmi health refusing to set (-s) or read (-f, -c) its watches, with DCGM's return ("API version mismatch": dcgmi
+and the host engine from two DCGM versions)."""
 
 
 # ------------------------------------------------------------------ dcgmi discovery -l

@@ -138,7 +138,7 @@ class KernelEvent:
     """Something the checks judge, found in one record (plus related lines).
 
     Attributes:
-        kind: "xid", "gpu_fell_off", "gpu_init", "gsp_timeout", "aer", "pcie_limited",
+        kind: "xid", "gpu_fell_off", "gpu_init", "gsp_timeout", "cc_fatal", "aer", "pcie_limited",
             "driver_conflict", "edac", "mce", "ghes", "link" (a NIC's carrier down/up), "sxid" (an NVSwitch error),
             "unrecognised".
         record: the record it was found in (its first raw line is the event's own line).
@@ -480,6 +480,10 @@ NOUVEAU_RE = lazy_re(r"^(?:nouveau (?P<bus>" + _BDF_RE + r"):|nouveau\s+\[[^\]]*
 GSP_RE = lazy_re(r"rpcRecvPoll timedout|Timeout after \d+s of waiting for RPC response|GSP RPC timeout"
                     r"|Rate limiting GSP RPC error prints|_kgspRpcRecvPoll|GPU marked for reset"
                     r"|_kgspLogRpcTimeout|\bGSP Timeout\b|_kgspIsHeartbeatTimedOut|GSP heartbeat timed out", re.I)
+CC_FATAL_RE = lazy_re(r"ConfCompute: Fatal error|Fatal error detected in GSP-DMA (?:en|de)crypt")
+"""The driver's confidential-computing error state (H100 in CC mode: "confComputeSetErrorState_KERNEL: ConfCompute:
+Fatal error hit!", after "Fatal error detected in GSP-DMA decrypt"): the GPU takes no more work until the
+confidential VM and the GPU are restarted (NVIDIA Confidential Computing release notes, R550 TRD1)."""
 RESET_REQUIRED_RE = lazy_re(r"NV_ERR_RESET_REQUIRED|\bReset required\b")
 """The driver's status NV_ERR_RESET_REQUIRED (0x62): a call into the GPU (often a GSP RPC) failed because the GPU is
 in a state only a reset clears; read as a ``gsp_timeout`` event with ``reset_required``."""
@@ -799,6 +803,10 @@ def _parse(text: str, log: KernelLog) -> None:
             log.events.append(KernelEvent("gpu_init", rec, "", {"what": "nvrm_probe_failed"}, list(rec.raw)))
             continue
         # ---- GSP
+        if CC_FATAL_RE.search(msg):
+            bm = re.search(r"(?:PCI:|GPU at PCI:)(?P<bus>" + _BDF_RE + r")", msg)
+            log.events.append(KernelEvent("cc_fatal", rec, bus_id(bm.group("bus")) if bm else "", {}, list(rec.raw)))
+            continue
         if RESET_REQUIRED_RE.search(msg):
             bm = re.search(r"(?:PCI:|GPU at PCI:)(?P<bus>" + _BDF_RE + r")", msg)
             log.events.append(KernelEvent("gsp_timeout", rec, bus_id(bm.group("bus")) if bm else "",

