@@ -215,8 +215,23 @@ class SkipDialog(EnterSubmits, ModalScreen[str | None]):
         close_keeping_typed(self, self.query_one(Input).value, None)
 
 
-class MessageDialog(ModalScreen[None]):
-    BINDINGS = [Binding("enter", "ok", "OK", priority=True), Binding("escape", "close", "Close")]
+class ScrollsText:
+    """Up/Down and PageUp/PageDown scroll a dialog's text wherever the focus is (its button, its field): walk 42 #K,
+    the last line of a "Cannot run this here" at 60x20 sat below the text's edge and the arrows did nothing until Tab
+    moved the focus into it. Mixed into dialogs whose text is a :class:`VerticalScroll`."""
+
+    TEXT_KEYS = [Binding("down", "scroll_text(1)", show=False), Binding("up", "scroll_text(-1)", show=False),
+                 Binding("pagedown", "scroll_text(10)", show=False), Binding("pageup", "scroll_text(-10)", show=False)]
+
+    def action_scroll_text(self, rows: int) -> None:
+        for scroll in self.query(VerticalScroll):  # type: ignore[attr-defined]
+            scroll.scroll_relative(y=rows, animate=False)
+            break
+
+
+class MessageDialog(ScrollsText, ModalScreen[None]):
+    BINDINGS = [Binding("enter", "ok", "OK", priority=True), Binding("escape", "close", "Close"),
+                *ScrollsText.TEXT_KEYS]
 
     def __init__(self, title: str, text: str) -> None:
         super().__init__()
@@ -280,7 +295,7 @@ def plan_file_problem(key: str, path: str) -> str:
     return ""
 
 
-class ManualDialog(EnterSubmits, ModalScreen[bool]):
+class ManualDialog(ScrollsText, EnterSubmits, ModalScreen[bool]):
     """An action bringup cannot run here: why, and what to do by hand (``prepared.refusal``).
 
     When a plan answer is why (:attr:`wizard.actions.Resolved.plan_key`: no hostfile, or one that cannot be used),
@@ -292,7 +307,8 @@ class ManualDialog(EnterSubmits, ModalScreen[bool]):
     False when closed without saving."""
 
     # Enter: the "(enter)" button's word (save, or OK), else it closes like esc
-    BINDINGS = [Binding("enter", "submit", "Close", priority=True), Binding("escape", "close", "Close")]
+    BINDINGS = [Binding("enter", "submit", "Close", priority=True), Binding("escape", "close", "Close"),
+                *ScrollsText.TEXT_KEYS]
     DEFAULT_CSS = """
     ManualDialog #manual-error { color: $error; height: auto; display: none; }
     ManualDialog #manual-text { height: auto; max-height: 40vh; }
@@ -335,8 +351,10 @@ class ManualDialog(EnterSubmits, ModalScreen[bool]):
                                                _("(read-only here)") if self.readonly else
                                                _("(enter saves it, as F2 would, and tries again)")),
                              markup=False, classes="section", id="manual-help")
+                # one row, as the plan form's fields (walk 42 #J: the bordered field's 3 rows pushed the dialog's
+                # bottom edge off a 60x20 screen)
                 yield FormInput("" if current is None else str(current), placeholder=self.key,
-                            id="manual-value", disabled=self.readonly)
+                                id="manual-value", disabled=self.readonly, classes="plan-input")
                 yield Static("", id="manual-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 if self.key and not self.readonly:

@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 from screens.widgets import FormInput, KeyFooter
 
-from wizard.i18n import _, ngettext, tr
+from wizard.i18n import _, names_listed, ngettext, tr
 from wizard.plan import PLAN_KEYS, parse_value, whole
 
 
@@ -26,7 +26,7 @@ def recheck_words(steps: list[str]) -> str:
     (:meth:`wizard.engine.Build.set_plan`), to check again; "" when none (walk 30 #1)."""
     if not steps:
         return ""
-    return "\n" + _("these steps were checked before this change; check them again: {steps}").format(steps=", ".join(steps))
+    return "\n" + _("these steps were checked before this change; check them again: {steps}").format(steps=names_listed(steps))
 
 
 def shown(v: object) -> str:

@@ -30,7 +30,7 @@ from rich.text import Text
 from screens.plan import recheck_words, shown
 from screens.widgets import FormInput, KeyFooter, TopBar
 from wizard import sizing as sz
-from wizard.i18n import N_, _, spaced, tr, tr_source
+from wizard.i18n import N_, _, names_listed, spaced, tr, tr_source
 from wizard.plan import parse_value
 
 if TYPE_CHECKING:
@@ -402,7 +402,7 @@ class SizingScreen(Screen[None]):
             body += _("The results call this plan SHORT:") + "\n" + "\n".join(f"- {w}" for w in short) + "\n"
         title = _("This plan is SHORT: keep it anyway?") if short else _("Write the form's default GPU as the plan?")
         # what y writes, before it is written (walk 32 #8: host_ram_min_gib=1044 on a 23.5 GiB machine, said after)
-        body += _("It writes: {answers}").format(answers=", ".join(f"{k}={shown(v)}" for k, v in answers.items())) + "\n"
+        body += _("It writes: {answers}").format(answers=names_listed(f"{k}={shown(v)}" for k, v in answers.items())) + "\n"
         self.app.push_screen(YesNo(title, body + "\n" + _("Keep it as the build's plan anyway (the checks then compare "
                                                          "the machine against it)? Or change the form first (esc).")),
                              lambda yes: self._keep(answers, _("; ").join(short)) if yes else None)
@@ -427,7 +427,7 @@ class SizingScreen(Screen[None]):
         bump = getattr(self.app, "bump", None)
         if callable(bump):
             bump()
-        self.notify(_("plan: {answers}").format(answers=", ".join(f"{k}={shown(v)}" for k, v in answers.items()))
+        self.notify(_("plan: {answers}").format(answers=names_listed(f"{k}={shown(v)}" for k, v in answers.items()))
                     + (spaced(_("(kept although SHORT: {short})").format(short=short)) if short else "")
                     + recheck_words(recheck),
                     severity="warning" if short else "information", timeout=12 if recheck else 8)

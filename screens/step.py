@@ -25,7 +25,7 @@ from wizard.engine import accepted_note, is_checked
 from wizard.probes import evidence_shown
 from wizard.store import ActionState, short_time
 from wizard import actions as act
-from wizard.i18n import N_, _, spaced, tr, tr_source, tr_subject
+from wizard.i18n import N_, _, names_listed, spaced, tr, tr_source, tr_subject
 from wizard.model import HANDOVER_STEP, proven_by_run, StepStatus, subject_prefix, Verdict
 
 if TYPE_CHECKING:
@@ -314,7 +314,7 @@ class StepScreen(Screen[None]):
         if step.automated_by:  # what the automating step's run left, as the engine stored it (walk 24)
             auto_st = auto_state.status if auto_state else StepStatus.PENDING
             said = b.reason_shown(auto_state) if auto_state and auto_state.reason else ""
-            notes.append(_("{auto} automates this step; its status: {status}").format(
+            notes.append(_("{auto} measures this step; its status: {status}").format(
                 auto=step.automated_by, status=status_text(auto_st, basic).plain.strip())
                 + (_(": ") + said if said else "")
                 + ("" if auto_st is StepStatus.PASSED else
@@ -421,8 +421,8 @@ class StepScreen(Screen[None]):
 
     def action_check(self) -> None:
         if not is_checked(self.step):
-            self.notify(_("this step has no check of its own: {auto}'s run completes it (open {auto} and press a), or "
-                          "confirm it by hand with a note (d)").format(auto=self.step.automated_by)
+            self.notify(_("this step has no check of its own: {auto}'s run measures it (open {auto} and press a); once "
+                          "{auto} has passed, confirm it here (d), or confirm it by hand with a note").format(auto=self.step.automated_by)
                         if self.step.automated_by else  # walk 37 #4: said "confirm it when done" under "X automates"
                         _("this step is proven only by its run: press a, or run `bringup run {step}`").format(
                 step=self.step_id) if proven_by_run(self.step) else
@@ -491,7 +491,7 @@ class StepScreen(Screen[None]):
         unverified = self.build.unverified(step_id)
         auto = self.build.automation_open(step_id)
         if auto:  # walk 24: node.allreduce confirmed with no note after node.validate ran on the CPU only
-            warning = _("{auto} automates this step and has not passed ({status}): confirming records your word, not "
+            warning = _("{auto} measures this step and has not passed ({status}): confirming records your word, not "
                         "the machine's; say how you verified it (the output of the test you ran by hand).").format(
                 auto=auto, status=_(self.build.status(auto).value))
         elif unverified:
@@ -508,7 +508,7 @@ class StepScreen(Screen[None]):
                 sep = "" if warning.endswith(("。", "；", "！")) else " "  # no space after full-width punctuation
                 warning = (warning + sep if warning else "") + _(
                     "The plan has no {keys} yet: the checks after this one have nothing to compare the machine with. "
-                    "F3 on the sizing screen (z) writes them, or F2.").format(keys=", ".join(missing))
+                    "F3 on the sizing screen (z) writes them, or F2.").format(keys=names_listed(missing))
         if step_id == HANDOVER_STEP:
             failed, not_done = self.build.handover_open()
             if failed or not_done:

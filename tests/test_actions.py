@@ -275,7 +275,7 @@ def test_dry_run_log_and_the_confirmation_are_in_the_operators_language(state_di
         b.close()
     assert log.startswith("# 演练模式：屏蔽 nouveau") and f"将运行：写入 {target}（先备份，原子替换）" in log
     assert "将运行：$ true" in log
-    assert lines[0].startswith("屏蔽 nouveau") and "修改系统：是" in lines[2] and lines[-1] == "  $ true"
+    assert lines[0].startswith("os.nouveau：屏蔽 nouveau") and "修改系统：是" in lines[2] and lines[-1] == "  $ true"
 
 
 def test_root_only_action_refused_for_non_root(build, monkeypatch):

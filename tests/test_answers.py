@@ -301,7 +301,7 @@ def test_auto_with_on_failure_stop_stops_at_the_first_failing_step(tmp_path):
     f.write_text('version = 1\non_failure = "stop"\n[plan]\ngpu_count = 8\n[confirm]\n"grounding.esd" = "strap on"\n'
                  '"grounding.support" = ""\n[skip]\n"plan.power" = "vendor sized it"\n[actions]\nallow = ["gpu.validate"]\n')
     zh = run("--state", str(state), "--lang", "zh_CN", "auto", "--answers", str(f), "--snapshot", str(DEVVM_BUNDLE))
-    assert f"[{n}/{total}] os.kernel_headers：失败" in zh.stdout and "grounding.esd：已确认 -- strap on" in zh.stdout
+    assert f"[{n}/{total}] os.kernel_headers：失败" in zh.stdout and "grounding.esd：已确认 —— strap on" in zh.stdout
     assert f"停在 os.kernel_headers（on_failure = \"stop\"）：其后的 {total - n} 个步骤未走" in zh.stdout
     pre = run("--state", str(tmp_path / "p"), "--lang", "zh_CN", "--dry-run", "auto", "--answers", str(f))
     assert pre.returncode == 0, pre.stderr

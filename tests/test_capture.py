@@ -287,7 +287,7 @@ def test_not_collected_groups_the_probes_by_cause():
         probe("cmdline", "/proc/cmdline", "")]}
     assert not_collected(manifest) == {"not_installed": ["lspci"], "missing": ["/proc/mdstat", "/raid"],
                                        "denied": ["/sys/firmware/dmi/tables/DMI"], "timed_out": ["ipmitool"],
-                                       "other": ["NVML probe printed no JSON (exit status 1) (nvml)"]}
+                                       "other": ["NVML probe printed no JSON (exit status 1) (probe nvml)"]}
     assert not_collected({"probes": [probe("cmdline", "/proc/cmdline", "")]}) == {}
 
 

@@ -569,7 +569,7 @@ def test_a_step_automated_by_a_validation_that_ran_on_the_cpu_needs_a_note_and_i
     b.store.set_step("node.validate", StepStatus.CPU_ONLY, verdict=Verdict.PASS, reason=CPU_ONLY_REASON)
     assert b.automation_open("node.allreduce") == "node.validate" and b.unverified("node.allreduce") == "cpu-only"
     why = b.confirm_refusal("node.allreduce", "")
-    assert "node.validate automates this step and has not passed (cpu-only)" in why and "needs a note" in why
+    assert "node.validate measures this step and has not passed (cpu-only)" in why and "needs a note" in why
     with pytest.raises(ValueError, match="needs a note"):
         b.confirm("node.allreduce", "  ")
     b.confirm("node.allreduce", "all_reduce_perf -b 8 -e 16G by hand: 452 GB/s busbw at 16 GB")

@@ -716,7 +716,7 @@ async def run_auto(build: Build, host: Host, answers: Answers, *, snapshot: str 
         # the machine's own "nothing here to verify" is not a person's skip (walk 29 #12: 已跳过 in Chinese)
         shown = N_("not applicable") if st is not None and st.not_applicable else outcome.status.value
         say(Msg("[{i}/{total}] {step}: {status}", i=i, total=total, step=s.id, status=Msg.plain(shown))
-            + verdict + (" -- " + outcome.detail if outcome.detail else ""))
+            + verdict + (Msg(" -- ") + outcome.detail if outcome.detail else ""))
         if outcome.failed:
             for f in [f for f in build.store.latest_check(s.id)[1] if f.verdict is Verdict.FAIL][:3]:
                 say("    [FAIL] " + f.id + " " + f.message)
@@ -847,7 +847,7 @@ def print_auto_summary(result: AutoResult, answers: Answers, say: Callable[[str]
         say(Msg("not done ({n}):", n=len(others)))
         for o in others:
             say("    " + Msg("{step}: {status}", step=o.step.id, status=Msg.plain(o.status.value))
-                + (" -- " + o.detail if o.detail else ""))
+                + (Msg(" -- ") + o.detail if o.detail else ""))
 
 
 # ------------------------------------------------------------------------------------------ export

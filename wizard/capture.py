@@ -226,7 +226,8 @@ def not_collected(manifest: dict[str, Any]) -> dict[str, list[str]]:
         else:  # the error in the operator's language where it is one of bringup's own ("no data_path in the plan")
             from wizard.i18n import gettext
 
-            cause, what = "other", f"{gettext(err)} ({p.get('name')})"
+            # the probe's name after it in the reader's brackets (walk 42 #E: "规划中没有 data_path (data_path_df)")
+            cause, what = "other", gettext("{error} (probe {name})").format(error=gettext(err), name=p.get("name"))
         if what not in out.setdefault(cause, []):
             out[cause].append(what)
     return {c: out[c] for c in NOT_COLLECTED_CAUSES if c in out}

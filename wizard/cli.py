@@ -1535,7 +1535,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                       f"{by_person}")
                 for s in st["steps"]:
                     reason = b.reason_shown(states[s["id"]]) if s["reason"] else ""
-                    extra = f" -- {reason}" if reason else ""
+                    extra = _(" -- ") + reason if reason else ""  # zh: "——" (walk 42 #Q)
                     if s["verdict"] in ("warn", "unknown") and s["status"] in ("pending", "cpu-only"):
                         # what the last check or run found
                         extra = spaced(_("({verdict})").format(verdict=_(s["verdict"]))) + extra
@@ -2138,7 +2138,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             st = b.store.step_states().get(step.id)
             if st is not None:
                 print(_("step {step}: {status}").format(step=step.id, status=_(st.status.value))
-                      + (f" -- {b.reason_shown(st)}" if st.reason else ""))  # as `status` shows it (walk 23)
+                      + (_(" -- ") + b.reason_shown(st) if st.reason else ""))  # as `status` shows it (walk 23)
             if exit_code != verdict.exit_code:
                 _print_wrapped("", _("exit status 1: validate_device is {device} and no GPU was used, so no GPU was "
                                      "validated (run it on the GPUs, or ask for the CPU by name: --device cpu)").format(

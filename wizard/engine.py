@@ -691,7 +691,7 @@ class Build:
             return Msg("accepting a warning needs a note: say why it is acceptable on this machine")
         auto = self.automation_open(step_id)
         if auto and note is not None and not note.strip():
-            return Msg("{auto} automates this step and has not passed ({status}): confirming it needs a note saying "
+            return Msg("{auto} measures this step and has not passed ({status}): confirming it needs a note saying "
                        "how you verified it (the output of the test you ran by hand)", auto=auto,
                        status=Msg.plain(self.status(auto).value))
         if self.unverified(step_id) and note is not None and not note.strip():

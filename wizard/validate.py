@@ -618,32 +618,8 @@ def _what(e: Any) -> str:
     return f"GPU {dev}" if dev is not None else _("host")  # the judged table's word for the run's own machine
 
 
-TEST_WORDS = {"gemm": N_("GEMM"), "memcpy": N_("D2D copy"), "h2d": N_("H2D copy"), "d2h": N_("D2H copy"),
-              "memory": N_("memory patterns"), "train": N_("training"), "sanity": N_("sanity"),
-              "allreduce": N_("all-reduce"), "p2p": N_("P2P"), "soak_gemm": N_("soak GEMM"),
-              "soak_allreduce": N_("soak all-reduce")}
-"""A validation test's name as the results tables and ``bringup validate`` show it, in the reader's language (walk 41
-#2: raw keys "memcpy", "train" in a Chinese table); the stored results and ``--json`` keep the key."""
-
-METRIC_WORDS = {"tflops": N_("throughput"), "d2d_gb_s": N_("bandwidth"), "gb_s": N_("bandwidth"),
-                "busbw_gb_s": N_("busbw"), "pattern_errors": N_("pattern errors"), "loss_ratio": N_("loss ratio"),
-                "loss_drop": N_("loss ratio"), "ranks_ok": N_("ranks that passed"), "ok": N_("rank ok"),
-                "throttled_samples": N_("throttled samples"), "new_errors": N_("new errors")}
-"""A results row's metric key in the reader's words (walk 41 #2: "pattern_errors", "loss_ratio"); the unit is on the
-value. A key not listed (a P2P pair "0->1") is shown as it is."""
-
-
-def test_word(test: str) -> str:
-    """A validation test's key ("memcpy") as the reader's word (:data:`TEST_WORDS`); an unknown key as it is."""
-    return _(TEST_WORDS[test]) if test in TEST_WORDS else test
-
-
-def metric_word(metric: str) -> str:
-    """A results row's metric key ("pattern_errors", "busbw@1 MiB") as the reader's words (:data:`METRIC_WORDS`;
-    the message size of a busbw row kept: "busbw @ 1 MiB"); an unknown key as it is."""
-    if metric.startswith("busbw@"):
-        return _("busbw @ {size}").format(size=metric[len("busbw@"):])
-    return _(METRIC_WORDS[metric]) if metric in METRIC_WORDS else metric
+# the reader's words for a test and a metric key: the rules' (their findings say them too)
+from wizard.rules.validate import METRIC_WORDS, TEST_WORDS, metric_word, test_word  # noqa: E402,F401
 
 
 def limit_shown(row: Mapping[str, Any]) -> str:

@@ -463,7 +463,7 @@ def test_dmon_samples_read_as_one_gpu_with_peaks_and_are_judged_by_the_smi_rules
     assert g.num("power.draw") == 632 and g.num("temperature.gpu") == 54 and g.num("clocks.sm") == 1980
     r = explain_text(body)
     assert r.kind == "nvidia-smi-dmon" and r.verdict.value == "pass"
-    assert any(f.id == "health.temperature" and "54 C" in f.message for f in r.findings)
+    assert any(f.id == "health.temperature" and "54 °C" in f.message for f in r.findings)
     hot = body.replace("   54     42", "   91     42", 1)
     assert explain_text(hot).verdict.value == "fail"
 

@@ -424,13 +424,13 @@ def test_temperature_uses_the_gpus_own_threshold_not_a_fixed_number():
     assert one(q(swap(case(A10), A10_TEMP, "        GPU Current Temp                  : 82 C")),
                "health.temperature").verdict is Verdict.PASS
     f = one(q(swap(case(A10), A10_TEMP, "        GPU Current Temp                  : 90 C")), "health.temperature")
-    assert f.verdict is Verdict.WARN and "98 C" in f.message and "8 C" in f.message
+    assert f.verdict is Verdict.WARN and "98 °C" in f.message and "8 °C" in f.message
 
 
 def test_temperature_tlimit_margin():
     body = swap(H100_ONE_OK, "        GPU T.Limit Temp                  : 56 C", "        GPU T.Limit Temp                  : 10 C")
     f = one(q(body), "health.temperature")
-    assert f.verdict is Verdict.WARN and "12 C" in f.message  # 10 - (-2)
+    assert f.verdict is Verdict.WARN and "12 °C" in f.message  # 10 - (-2)
     body = swap(H100_ONE_OK, "        GPU T.Limit Temp                  : 56 C", "        GPU T.Limit Temp                  : -3 C")
     assert "at or past" in one(q(body), "health.temperature").message
 
@@ -760,7 +760,7 @@ def test_nvml_health_judges_the_probe_like_nvidia_smi(probe_json):
     assert all(any('"clocks_event_reasons": 136' in ln for ln in x.evidence) for x in ce)
     assert next(x for x in f if x.id == "health.gpu_count").verdict is Verdict.PASS
     temp = next(x for x in f if x.id == "health.temperature")
-    assert temp.verdict is Verdict.PASS and "58 C of headroom" in temp.message  # 56 - (-2)
+    assert temp.verdict is Verdict.PASS and "58 °C of headroom" in temp.message  # 56 - (-2)
     procs = [x for x in f if x.id == "health.gpu_processes" and x.verdict is Verdict.WARN]
     assert len(procs) == 1 and "python3" in procs[0].message
 

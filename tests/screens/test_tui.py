@@ -341,7 +341,7 @@ async def test_a_step_another_run_proves_does_not_also_say_the_machine_cannot_ve
         app.push_screen(StepScreen("gpu.host_bandwidth"))
         await settle(pilot, app)
         note = text_of(app, "#step-note")
-        assert "gpu.validate automates this step" in note and "cannot verify" not in note
+        assert "gpu.validate measures this step" in note and "cannot verify" not in note
 
 
 async def test_findings_checked_from_a_bundle_say_so_later(state_dir, devvm_host):
@@ -2466,13 +2466,13 @@ async def test_a_step_node_validate_automates_shows_its_cpu_run_and_refuses_an_e
         app.push_screen(StepScreen("node.allreduce"))
         await pilot.pause()
         words = screen_text(app)
-        assert "node.validate automates this step; its status: ○ cpu-only" in words
+        assert "node.validate measures this step; its status: ○ cpu-only" in words
         assert "until it passes, confirming this step by hand needs a note" in words  # walk 27 #6: not "not passed"
         assert "Findings of node.validate" in words and "bandwidth not judged" in words
         await pilot.press("c")  # walk 37 #4: c said "no automatic check; confirm it when done", against the note above
         await pilot.pause()
         said = [str(n.message) for n in app._notifications]
-        assert any("node.validate's run completes it" in m for m in said) and not any("when done" in m for m in said)
+        assert any("node.validate's run measures it" in m for m in said) and not any("when done" in m for m in said)
         await pilot.press("d")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmStep)

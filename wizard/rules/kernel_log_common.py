@@ -78,5 +78,7 @@ PLURAL_NOUNS = (
 
 def plural(n: int, word: str) -> str:
     """"1 event" / "5 events": a Msg whose noun (a nested Msg, one of :data:`PLURAL_NOUNS`) is shown translated."""
+    if word == "GPU":  # the noun alone is a msgid shown on its own too; counted it takes its measure word (块)
+        return Msg("{n} GPU", n=n) if n == 1 else Msg("{n} GPUs", n=n)
     return Msg("{n} {noun}", n=n, noun=Msg(word if n == 1 else word + "s"))
 

@@ -488,7 +488,7 @@ def _mig(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                 Msg("{subject}: MIG mode change pending (off now, on after a reset)", subject=subject(g))), subject(g), _ev(g, lines),
                                reset_remedy(idx), SRC_MIG))
         elif cur:
-            n = f" with {g.mig_devices} MIG device(s)" if g.mig_devices else ""
+            n = Msg(" with {n} MIG devices", n=g.mig_devices) if g.mig_devices else ""
             out.append(Finding("health.mig", Verdict.PASS,
                                Msg("{subject}: MIG is enabled{n}; some per-GPU fields (volatile ECC, row remapping, "
                                    "utilization) cannot be read in this mode", subject=subject(g), n=n), subject(g), _ev(g, lines),

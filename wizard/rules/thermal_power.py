@@ -68,13 +68,13 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         lines = g.lines("temperature.gpu", "temperature.slowdown", "temperature.gpu.tlimit", "temperature.slowdown.tlimit")
         if slow is not None:
             basis: str
-            headroom, basis = slow - temp, Msg("{temp} C, its own slowdown threshold is {slow} C", temp=_fmt(temp),
+            headroom, basis = slow - temp, Msg("{temp} °C, its own slowdown threshold is {slow} °C", temp=_fmt(temp),
                                                slow=_fmt(slow))
         elif margin is not None:
             headroom = margin - (slow_rel or 0)
-            basis = (Msg('{fmt} C, {fmt2} C below its T.Limit', fmt=_fmt(temp), fmt2=_fmt(margin)) + (Msg('; slowdown at {fmt} C relative to T.Limit', fmt=_fmt(slow_rel)) if slow_rel is not None else ''))
+            basis = (Msg('{fmt} °C, {fmt2} °C below its T.Limit', fmt=_fmt(temp), fmt2=_fmt(margin)) + (Msg('; slowdown at {fmt} °C relative to T.Limit', fmt=_fmt(slow_rel)) if slow_rel is not None else ''))
         else:
-            headroom, basis = None, f"{_fmt(temp)} C"
+            headroom, basis = None, f"{_fmt(temp)} °C"
         if headroom is None:
             # warn at >= the fallback: the passing side is the whole degree below it (readings are whole degC)
             fm = measure(temp, t["temp_fallback_warn_c"] - 1, "°C", "at_most",
@@ -83,18 +83,18 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                 v = Verdict.FAIL if temp >= t["temp_fallback_fail_c"] else Verdict.WARN
                 out.append(Finding("health.temperature", v,
                                    Msg("{subject}: {basis}; it reports no slowdown threshold, and the fallback limit is "
-                                       "{fmt}/{fmt2} C", subject=subject(g), basis=basis, fmt=_fmt(t['temp_fallback_warn_c']), fmt2=_fmt(t['temp_fallback_fail_c'])),
+                                       "{fmt}/{fmt2} °C", subject=subject(g), basis=basis, fmt=_fmt(t['temp_fallback_warn_c']), fmt2=_fmt(t['temp_fallback_fail_c'])),
                                    subject(g), _ev(g, lines), _COOLING, SRC_B10, measured=fm))
             else:
-                ok.append((g, Msg(" ({basis}; no threshold reported, below the {fallback} C fallback)", basis=basis,
+                ok.append((g, Msg(" ({basis}; no threshold reported, below the {fallback} °C fallback)", basis=basis,
                                   fallback=_fmt(t['temp_fallback_warn_c'])), lines, fm))
             continue
         hm = measure(headroom, t["temp_margin_warn_c"], "°C", "at_least", f"{short_subject(g)} headroom to slowdown")
         max_op = g.num("temperature.max_operating")
         if max_op is not None and temp >= max_op - MAX_OPERATING_MARGIN_C and headroom >= t["temp_margin_warn_c"]:
-            where = (Msg('at or past') if temp >= max_op else Msg('within {fmt} C of', fmt=_fmt(max_op - temp)))
+            where = (Msg('at or past') if temp >= max_op else Msg('within {fmt} °C of', fmt=_fmt(max_op - temp)))
             out.append(Finding("health.temperature", Verdict.WARN,
-                               Msg("{subject}: {fmt} C is {where} its Max Operating Temp {fmt2} C (the highest temperature "
+                               Msg("{subject}: {fmt} °C is {where} its Max Operating Temp {fmt2} °C (the highest temperature "
                                    "for normal operation); one reading, sample again under load", subject=subject(g), fmt=_fmt(temp), where=where, fmt2=_fmt(max_op)),
                                subject(g), _ev(g, lines, g.lines("temperature.max_operating")), _COOLING, SRC_B10,
                                measured=measure(temp, max_op - MAX_OPERATING_MARGIN_C - 1, "°C", "at_most",
@@ -102,13 +102,13 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                                 f"warn within {_fmt(MAX_OPERATING_MARGIN_C)} °C)")))
             continue
         if headroom < t["temp_margin_warn_c"]:
-            where = (Msg('at or past') if headroom <= 0 else Msg('within {fmt} C of', fmt=_fmt(headroom)))
+            where = (Msg('at or past') if headroom <= 0 else Msg('within {fmt} °C of', fmt=_fmt(headroom)))
             out.append(Finding("health.temperature", Verdict.WARN,
-                               Msg("{subject}: {basis}: {where} its slowdown point (warn below {fmt} C); one reading, sample "
+                               Msg("{subject}: {basis}: {where} its slowdown point (warn below {fmt} °C); one reading, sample "
                                    "again under load", subject=subject(g), basis=basis, where=where, fmt=_fmt(t['temp_margin_warn_c'])),
                                subject(g), _ev(g, lines), _COOLING, SRC_B10, measured=hm))
         else:
-            ok.append((g, Msg(" ({basis}; {headroom} C of headroom)", basis=basis, headroom=_fmt(headroom)), lines, hm))
+            ok.append((g, Msg(" ({basis}; {headroom} °C of headroom)", basis=basis, headroom=_fmt(headroom)), lines, hm))
     out += _pass_group("health.temperature", ok, N_("temperature within limits"),
                        N_("temperature within limits on {n} GPUs"), SRC_B10, total=len(doc.gpus))
     return out

@@ -51,7 +51,7 @@ from wizard.common import human_bytes, to_float, to_int
 from wizard.data import table
 from wizard.model import Finding, Measure, Verdict, measure, tightest
 from wizard.parsers.validate import Event, ValidateLog, num, parse_events
-from wizard.i18n import N_, Msg, joined, SEMICOLON
+from wizard.i18n import N_, Msg, _, joined, SEMICOLON
 from wizard.common import lazy_re
 
 SRC_MAMF = ("Stas Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS comparison table' "
@@ -376,6 +376,46 @@ def _as_int(v: float | int | None) -> float | int | None:
     if isinstance(v, float) and math.isfinite(v) and v == int(v):
         return int(v)
     return v
+
+
+TEST_WORDS = {"gemm": N_("GEMM"), "memcpy": N_("D2D copy"), "h2d": N_("H2D copy"), "d2h": N_("D2H copy"),
+              "memory": N_("memory patterns"), "train": N_("training"), "sanity": N_("sanity"),
+              "allreduce": N_("all-reduce"), "p2p": N_("P2P"), "soak_gemm": N_("soak GEMM"),
+              "soak_allreduce": N_("soak all-reduce")}
+"""A validation test's name as the results tables and ``bringup validate`` show it, in the reader's language (walk 41
+#2: raw keys "memcpy", "train" in a Chinese table); the stored results and ``--json`` keep the key."""
+
+METRIC_WORDS = {"tflops": N_("throughput"), "d2d_gb_s": N_("bandwidth"), "gb_s": N_("bandwidth"),
+                "busbw_gb_s": N_("busbw"), "pattern_errors": N_("pattern errors"), "loss_ratio": N_("loss ratio"),
+                "loss_drop": N_("loss ratio"), "ranks_ok": N_("ranks that passed"), "ok": N_("rank ok"),
+                "throttled_samples": N_("throttled samples"), "new_errors": N_("new errors")}
+"""A results row's metric key in the reader's words (walk 41 #2: "pattern_errors", "loss_ratio"); the unit is on the
+value. A key not listed (a P2P pair "0->1") is shown as it is."""
+
+
+def test_word(test: str) -> str:
+    """A validation test's key ("memcpy") as the reader's word (:data:`TEST_WORDS`); an unknown key as it is."""
+    return _(TEST_WORDS[test]) if test in TEST_WORDS else test
+
+
+def metric_word(metric: str) -> str:
+    """A results row's metric key ("pattern_errors", "busbw@1 MiB") as the reader's words (:data:`METRIC_WORDS`;
+    the message size of a busbw row kept: "busbw @ 1 MiB"); an unknown key as it is."""
+    if metric.startswith("busbw@"):
+        return _("busbw @ {size}").format(size=metric[len("busbw@"):])
+    return _(METRIC_WORDS[metric]) if metric in METRIC_WORDS else metric
+
+
+def test_msg(test: str) -> str:
+    """:func:`test_word` as a piece of a finding's message (a :class:`Msg`: shown in the reader's language later)."""
+    return Msg(TEST_WORDS[test]) if test in TEST_WORDS else test
+
+
+def metric_msg(metric: str) -> str:
+    """:func:`metric_word` as a piece of a finding's message."""
+    if metric.startswith("busbw@"):
+        return Msg("busbw @ {size}", size=metric[len("busbw@"):])
+    return Msg(METRIC_WORDS[metric]) if metric in METRIC_WORDS else metric
 
 
 def _grade(value: float, warn_at: float, fail_at: float) -> Verdict:
@@ -1326,8 +1366,9 @@ def _soak_perf(c: _Ctx) -> None:
             continue
         k, start, end, change = cmp
         figs = Msg("{t} {metric}: start {start:,.2f} {unit}, end {end:,.2f} {unit} ({change:+.1f}%; medians of the first "
-                   "and the last {k} of {n} intervals after a warm-up interval, k = max(1, {n}//4) = {k})", t=t,
-                   metric=metric, start=start, end=end, unit=unit, change=100 * change, k=k, n=len(evs) - 1)
+                   "and the last {k} of {n} intervals after a warm-up interval: a quarter of them, at least one)",
+                   t=test_msg(t), metric=metric_msg(metric), start=start, end=end, unit=unit, change=100 * change,
+                   k=k, n=len(evs) - 1)
         ev = [evs[1].raw, evs[-1].raw]
         if c.cpu:
             c.add("perf", Verdict.SKIP, Msg("{figs}; not judged on the CPU", figs=figs), subj, ev, "", SRC_SOAK)
