@@ -31,7 +31,7 @@ from screens.messages import ActionEnded, ChecksFinished, LogLinesRead
 from screens.plan import recheck_words
 from wizard.engine import Build, host_identity, host_words, local_host, same_host
 from wizard.hosts import Host
-from wizard.i18n import _, tr
+from wizard.i18n import _, names_listed, tr
 from wizard.store import (
     ActionState, StateDirError, StoreError, default_state_dir, ensure_state_dir, list_builds, tighten_state_dir,
     tightened_note, utcnow,
@@ -248,6 +248,7 @@ class BringupApp(App[int]):
         self.build: Build | None = None
         self.going_on: list[str] = []  # said after the screen is gone: runs that go on without the UI (quit while they ran)
         self.build_error: str = ""
+        self.build_missing = ""  # a --build id that is not here (the newest is shown instead)
         self.fatal: str = ""
         self.checking: set[str] = set()
         self.logs: dict[int, LogBuffer] = {}
@@ -323,7 +324,14 @@ class BringupApp(App[int]):
                 if v and not self.identity.get(k):
                     self.identity[k] = v
         self.other_builds_hint = other_builds_hint(self.state_dir, self.state_dir_given)
-        if list_builds(self.state_dir):
+        builds = list_builds(self.state_dir)
+        if self.build_id is not None and builds and not any(b.build_id == self.build_id for b in builds):
+            # walk 42 #6: a mistyped --build left only New build and Quit; the newest build is offered instead, saying
+            # so, and which builds there are
+            self.build_missing = _("There is no build {build} here; the newest is shown (builds here: {ids}).").format(
+                build=self.build_id, ids=names_listed(b.build_id for b in builds[-5:]))
+            self.build_id = None
+        if builds:
             try:
                 self.build = Build.open(self.state_dir, self.stages, self.identity, build_id=self.build_id,
                                         dry_run=self.dry_run, clock=self.clock, readonly=readonly)

@@ -333,7 +333,7 @@ class ManualDialog(ScrollsText, EnterSubmits, ModalScreen[bool]):
         from wizard.plan import key_help
 
         with Vertical(id="dialog", classes="dialog"):
-            yield Static(_("Nothing to do") if self.done else _("Cannot run this here") if not self.key else
+            yield Static(_("Nothing to run") if self.done else _("Cannot run this here") if not self.key else
                          _("Needs the plan answer {key}").format(key=self.key), classes="dialog-title", markup=False)
             with VerticalScroll(id="manual-text" if self.key else "dialog-text"):  # room for the field at 60x20
                 yield Static(tr(self.text), markup=False)

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from screens.glyphs import VERDICT_GLYPH, VERDICT_LABEL, VERDICT_STYLE, verdict_text
-from screens.widgets import KeyFooter, TopBar
+from screens.widgets import KeyFooter, TopBar, hanging
 from wizard.i18n import _, ngettext, tr
 from wizard.model import Finding, Verdict
 
@@ -70,9 +70,10 @@ def findings_table(findings: list[Finding], basic: bool, brief: bool = False) ->
             continue
         t = Text(f.id, style="bold")
         t.append(f"\n{tr(f.message)}")
-        if f.remedy and not quiet:
-            t.append(f"\n-> {tr(f.remedy)}")
-        grid.add_row(verdict_text(f.verdict, basic), t)
+        cell: Any = t
+        if f.remedy and not quiet:  # the remedy's wrapped rows under its text, not under "->" (walk 42 #23)
+            cell = Group(t, hanging("->", tr(f.remedy)))
+        grid.add_row(verdict_text(f.verdict, basic), cell)
     return grid
 
 

@@ -123,7 +123,8 @@ class StartScreen(Screen[None]):
         resume.display = True
         new.display = not build.observing
         rp = build.resume_point()
-        lines = [_("Resume build {id} on {host}:").format(id=build.info.build_id,
+        lines = [app.build_missing, ""] if app.build_missing else []
+        lines += [_("Resume build {id} on {host}:").format(id=build.info.build_id,
                                                           host=build.store.host().get('hostname', host)),
                  _("{progress}.").format(progress=progress_words(build)),
                  _("Stage: {stage}  >  Step: {step}").format(stage=_(rp.stage.title), step=_(rp.step.title))]

@@ -1116,7 +1116,7 @@ def cmd_check_profile(args: argparse.Namespace) -> int:
             profile=name, host=host_name, bundle=snap, state=state, seconds=seconds) if snap else
             _("bringup check --profile {profile} on {host}: {state} in {seconds} s").format(
                 profile=name, host=host_name, state=state, seconds=seconds))
-        print_findings(result.findings)
+        print_findings(result.findings, width=text_width())  # as `check` wraps them (walk 42 #24)
         print(_("overall: {verdict} ({details})").format(verdict=_(result.verdict.value), details=state))
         if outcome is not None:
             print(f"slurm: {outcome.why}")
@@ -1758,24 +1758,27 @@ def shell_wrap(line: str, width: int | None) -> list[str]:
     """A shown command (``"  $ cmd ..."``) as rows of at most ``width`` cells that paste back into a shell as the same
     command: broken at a space outside quotes, each broken row ending in `` \\`` and the next indented 4 more (walk 39:
     the terminal broke ``--force-confdef`` in two at 80 columns). A word that does not fit beside that indent gets a
-    smaller one; a word longer than a row (a capture's path, walk 42) is broken inside, outside single quotes, with
-    ``\\`` at the row's end and the rest at the row's start: the shell removes a backslash-newline, joining the word
-    again. A single-quoted word longer than a row stays whole (the terminal wraps it); a line that is not a ``$``
-    command, or no ``width``, is returned as it is."""
+    smaller one; a word longer than a row (a capture's path, an ssh command's quoted script: walk 42) is broken inside
+    with ``\\`` at the row's end and the rest at the next row's start, which the shell joins again (bash removes a
+    backslash-newline outside single quotes; inside them the row closes the quote, ``'\\``, and the next reopens it,
+    ``'``: adjacent quoted strings are one word). A line that is not a ``$`` command, or no ``width``, is returned as
+    it is."""
     lead = len(line) - len(line.lstrip(" "))
     if not width or not line.lstrip(" ").startswith("$ ") or _cells(line) <= width:
         return [line]
-    # break points: spaces outside single/double quotes and not escaped; where single quotes hold (no inside break)
+    # break points: spaces outside quotes and not escaped; the quote in force before each character
     points: list[int] = []
-    single = [False] * len(line)
+    before = [""] * (len(line) + 1)
+    escaped = [False] * (len(line) + 1)  # the character after an unquoted or double-quoted backslash
     quote = ""
     i = lead + 2
     while i < len(line):
+        before[i] = quote
         ch = line[i]
-        if ch == "\\" and quote != "'":
+        if ch == "\\" and quote != "'" and i + 1 < len(line):
+            before[i + 1], escaped[i + 1] = quote, True
             i += 2
             continue
-        single[i] = quote == "'" or (not quote and ch == "'")
         if quote:
             quote = "" if ch == quote else quote
         elif ch in "'\"":
@@ -1783,44 +1786,46 @@ def shell_wrap(line: str, width: int | None) -> list[str]:
         elif ch == " ":
             points.append(i)
         i += 1
+    before[len(line)] = quote
     rows: list[str] = []
-    start, pad = 0, ""
+    start, pad, reopen = 0, "", ""
     while start < len(line):
         room = width - 2  # for " \\"
-        if _cells(pad + line[start:]) <= width:
-            rows.append(pad + line[start:])
+        if _cells(pad + reopen + line[start:]) <= width:
+            rows.append(pad + reopen + line[start:])
             break
         nxt = [p for p in points if p > start]
-        fits = [p for p in nxt if _cells(pad + line[start:p]) <= room]
+        fits = [p for p in nxt if _cells(pad + reopen + line[start:p]) <= room]
         if fits:
-            rows.append(pad + line[start:fits[-1]] + " \\")
-            start, pad = fits[-1] + 1, " " * (lead + 4)
+            rows.append(pad + reopen + line[start:fits[-1]] + " \\")
+            start, pad, reopen = fits[-1] + 1, " " * (lead + 4), ""
             continue
         end = nxt[0] if nxt else len(line)
         tail = 2 if nxt else 0
-        word = line[start:end]
+        word = reopen + line[start:end]
         if _cells(word) + tail <= width:  # the word fits with a smaller indent
             pad = " " * min(len(pad), width - tail - _cells(word))
             if not nxt:
                 rows.append(pad + word)
                 break
             rows.append(pad + word + " \\")
-            start, pad = end + 1, " " * (lead + 4)
+            start, pad, reopen = end + 1, " " * (lead + 4), ""
             continue
-        # longer than a row: break inside it where no single quote holds and no backslash precedes
+        # longer than a row: break inside it, leaving room for "'\\" (a single-quoted part) or "\\"
         cut = start
-        while cut < end and _cells(pad + line[start:cut + 1]) <= width - 1:
+        while cut < end and _cells(pad + reopen + line[start:cut + 1]) <= width - 2:
             cut += 1
-        while cut > start and (single[cut] or single[cut - 1] or line[cut - 1] == "\\"):
-            cut -= 1
-        if cut <= start:  # a single-quoted word: whole, the terminal wraps it
-            rows.append(pad + word + (" \\" if nxt else ""))
+        while cut > start + 1 and (escaped[cut] or line[cut - 1] == "\\" and before[cut - 1] != "'"):
+            cut -= 1  # never between a backslash and the character it escapes
+        if cut <= start:
+            rows.append(pad + word + (" \\" if nxt else ""))  # no place to break: whole, the terminal wraps it
             if not nxt:
                 break
-            start, pad = end + 1, " " * (lead + 4)
+            start, pad, reopen = end + 1, " " * (lead + 4), ""
             continue
-        rows.append(pad + line[start:cut] + "\\")
-        start, pad = cut, ""
+        quoted = before[cut] == "'"
+        rows.append(pad + reopen + line[start:cut] + ("'\\" if quoted else "\\"))
+        start, pad, reopen = cut, "", "'" if quoted else ""
     return rows
 
 

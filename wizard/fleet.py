@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from wizard.facts import facts_of
-from wizard.i18n import N_, Msg
+from wizard.i18n import N_, Msg, _
 from wizard.hosts import (
     DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_TIMEOUT_S, MAX_OUTPUT_BYTES, CommandResult, FileResult, SSHHost, remote_result,
     ssh_failed, ssh_timed_out,
@@ -362,10 +362,10 @@ class Progress:
     def line(self, now: float | None = None) -> str:
         """``nodes 7/16 done, slowest still running: gpu012 (14 s)``."""
         now = time.monotonic() if now is None else now
-        text = f"nodes {self.done}/{self.total} done"
+        text = _("nodes {done}/{total} done").format(done=self.done, total=self.total)  # walk 42 #12: in the language
         if self.running:
             name, t0 = min(self.running.items(), key=lambda kv: kv[1])
-            text += f", slowest still running: {name} ({now - t0:.0f} s)"
+            text += _(", slowest still running: {name} ({seconds} s)").format(name=name, seconds=f"{now - t0:.0f}")
         return text
 
 

@@ -542,16 +542,17 @@ class LiveView:
         arrow = ">" if basic else "\u25b6"
         if p is None:  # before the first progress event: what the script is doing, in words (walk 23: "▶ counters")
             test = last.test or next((e.test for e in vlog.events if e.kind == "start" and e.test), "")
+            test = test_word(test)  # walk 42 #14: "soak_gemm: measure" on a Chinese screen
             words = {"start": _("starting"), "device": _("reading the devices"),
-                     "sample": _("sampling NVML"),
+                     "sample": _("sampling NVML"), "measure": _("measuring"),
                      "counters": _("reading the error counters after the test") if last.get("when") == "after"
                      else _("reading the error counters before the test")}.get(last.kind, last.kind)
             return " ".join([f"{arrow} {test}: {words}" if test else f"{arrow} {words}"]
                             + ([_("on {node}").format(node=last.node)] if last.node else [])) + err
-        parts = [f"{arrow} {p.test}: {phase_words(str(p.get('phase', '')))}".rstrip()]
+        parts = [f"{arrow} {test_word(p.test)}: {phase_words(str(p.get('phase', '')))}".rstrip()]
         done, total = p.get("index", p.get("done")), p.get("total")  # index: 1-based sub-test number
-        if isinstance(done, int) and isinstance(total, int) and total > 0:
-            parts.append(f"({_so_far(done, total, p.get('unit'))})")
+        if isinstance(done, int) and isinstance(total, int) and total > 0:  # the reader's brackets (walk 41 #11)
+            parts[0] += spaced(_("({so_far})").format(so_far=_so_far(done, total, p.get("unit"))))
         bw = num(p.get("busbw_gb_s"))
         if bw is not None:
             parts.append(f"busbw {bw:.2f} GB/s")

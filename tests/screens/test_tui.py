@@ -1644,7 +1644,7 @@ async def test_an_action_with_nothing_to_do_says_so_and_points_at_the_check(stat
         await start_new_build(pilot, app)
         assert await ask_action(pilot, app, "os.swap_rollback", ManualDialog)
         shown = screen_text(app)
-        assert "Nothing to do" in shown and "Do this by hand" not in shown
+        assert "Nothing to run" in shown and "Do this by hand" not in shown
         assert "nothing to roll back" in shown and "press c on the step" in shown
         assert "already as this action would leave it" not in shown  # walk 37 #3: false for a rollback
         await pilot.press("enter")
@@ -2716,6 +2716,22 @@ async def test_the_tui_opens_an_earlier_build_by_its_id(state_dir, devvm_host):
             await settle(pilot, app)
             assert app.build is not None and app.build.info.build_id == (wanted or newest)
             assert (app.build.status("os.release") is StepStatus.PASSED) is passed
+
+
+async def test_a_mistyped_build_id_offers_the_newest_build_and_names_the_builds(state_dir, devvm_host):
+    """Walk 42 #6: `bringup --build nope` showed "cannot open the last build" with only New build and Quit, pushing an
+    operator who mistyped toward a second build. The newest build is offered (Resume), saying the id is not here
+    and which builds are."""
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True)
+    newest = b.info.build_id
+    b.close()
+    app = app_for(state_dir, devvm_host, build_id="nope")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert app.build is not None and app.build.info.build_id == newest
+        summary = text_of(app, "#start-summary")
+        assert "There is no build nope here" in summary and newest in summary, summary
+        assert app.screen.query_one("#resume").display
 
 
 def test_help_keys_stand_in_one_column_whatever_their_length():

@@ -371,7 +371,7 @@ def judge_fleet(values: Mapping[str, Mapping[str, Value | None]], not_judged: Ma
                                                        for why, ns in by_why.items()])
     if len(nodes) < 2:
         return [Finding("fleet.consistency.driver", Verdict.UNKNOWN,
-                        ((Msg('only {node} answered: at least 2 nodes are needed to compare driver, CUDA, GPUs, firmware, kernel and BIOS settings', node=nodes[0]) if nodes else Msg('no node answered: at least 2 are needed to compare driver, CUDA, GPUs, firmware, kernel and BIOS settings')) + tail), fold(nodes) or "nodes", (),
+                        ((Msg('only {node} answered: at least 2 nodes are needed to compare driver, CUDA, GPUs, firmware, kernel and BIOS settings', node=nodes[0]) if nodes else Msg('no node answered: at least 2 are needed to compare driver, CUDA, GPUs, firmware, kernel and BIOS settings')) + tail), fold(nodes) or "node", (),
                         "Make at least two nodes reachable and check again.", SRC_E2, STEP)]
     out: list[Finding] = []
     for f in FIELDS:

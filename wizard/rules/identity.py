@@ -26,7 +26,7 @@ def dmi_identity(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     if o is None or (not o.ok and not o.files):
         return [missing("grounding.serials", o, "the DMI identity",
                         remedy="Read the chassis serial from its label and put it in the note when you "
-                               "confirm this step (d on its screen in the TUI).",
+                               "confirm this step (d on the step's screen).",
                         source=SRC_DMI)]
     files = o.files
     f = dmi_fields(files)
@@ -37,7 +37,7 @@ def dmi_identity(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [Finding("grounding.serials", Verdict.UNKNOWN,
                         "no DMI identity exposed (a virtual machine or a container?)", "host", ev,
                         "Read the chassis serial from its label and put it in the note when you confirm "
-                        "this step (d on its screen in the TUI).", SRC_DMI)]
+                        "this step (d on the step's screen).", SRC_DMI)]
     product = " ".join(x for x in (f.get("sys_vendor", ""), f.get("product_name", "")) if x) or "unknown product"
     serial = f.get("product_serial", "")
     if not serial:
