@@ -42,6 +42,12 @@ class EnterSubmits:
         if isinstance(self.focused, Button):
             self.focused.press()
             return
+        if isinstance(self.focused, Input):
+            # after the keys already queued for the field: an Enter in the same burst as the text (a paste ending in
+            # a newline, an input method's commit then Enter over SSH) ran this priority binding before the field had
+            # the text, so a typed note was refused as empty (walk 43 #1)
+            self.focused.call_later(self._submit)
+            return
         self._submit()
 
 

@@ -107,6 +107,8 @@ class SizingScreen(Screen[None]):
     SizingScreen .sz-input:focus { text-style: reverse; }
     SizingScreen .sz-row:focus-within .sz-label { text-style: bold reverse; }
     SizingScreen Select.sz-input { width: 1fr; }
+    /* walk 42 #3: a chosen value longer than the column ("RTX 6000 Ada Generation") was cut with no mark */
+    SizingScreen Select.sz-input SelectCurrent Static#label { text-wrap: nowrap; text-overflow: ellipsis; }
     SizingScreen Select.sz-input > SelectOverlay { width: 34; }
     /* a compact Select's list has no border (Textual: border none !important): it read as part of the results */
     SizingScreen Select.sz-input > SelectOverlay.-textual-compact { border: tall $accent !important; max-height: 10; }

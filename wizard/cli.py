@@ -2187,7 +2187,9 @@ def _print_results(extra: Mapping[str, Any]) -> None:
             limit = limit_shown(r)
             fl = "" if limit == "-" else spaced(_("(limit {limit})").format(limit=limit))
             subj = f" {subject_name(r['subject'])}" if r.get("subject") and r.get("subject") != "host" else ""
-            print(f"  {GLYPH.get(r.get('verdict'), '[    ]')} {test_word(str(r.get('test')))}{subj} "
+            # the test, where it ran, then " · " and the metric (walk 43 #4: "memory patterns pattern errors" ran
+            # two names together)
+            print(f"  {GLYPH.get(r.get('verdict'), '[    ]')} {test_word(str(r.get('test')))}{subj} · "
                   f"{metric_word(str(r.get('metric')))}{_(': ')}{value_shown(r.get('value'), r.get('unit'))}{fl}"
                   .rstrip())
     series = extra.get("series") or {}

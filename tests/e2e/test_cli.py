@@ -1088,9 +1088,9 @@ def test_the_results_tables_subjects_read_in_chinese(capsys):
     finally:
         i18n.set_language("en")
     zh = capsys.readouterr().out
-    assert "[SKIP] 长稳 GEMM rank 0（vm） 吞吐：0.104 TFLOPS" in zh and " on vm" not in zh, zh
+    assert "[SKIP] 持续负载 GEMM rank 0（vm） · 吞吐：0.104 TFLOPS" in zh and " on vm" not in zh, zh
     _print_results(rows)
-    assert "[SKIP] soak GEMM rank 0 on vm throughput: 0.104 TFLOPS" in capsys.readouterr().out
+    assert "[SKIP] soak GEMM rank 0 on vm · throughput: 0.104 TFLOPS" in capsys.readouterr().out
     assert rows["results"][0]["test"] == "soak_gemm"
 
 
@@ -1175,8 +1175,8 @@ def test_validation_result_unit_words_are_in_the_readers_language(capsys):
         i18n.set_language("en")
     out = capsys.readouterr().out
     # a count is a bare number (walk 39: one value_shown for every view; "0 个" read as a unit), never "0 count"
-    assert "内存模式测试 模式错误：0（限值 0）" in out and " count" not in out and "0.143 TFLOPS" in out
-    assert "主机到设备拷贝（H2D） 带宽：-\n" in out  # walk 31: a value not measured has no unit after its dash ("- GB/s")
+    assert "内存模式测试 · 模式错误：0（限值 0）" in out and " count" not in out and "0.143 TFLOPS" in out
+    assert "主机到设备拷贝（H2D） · 带宽：-\n" in out  # walk 31: a value not measured has no unit after its dash ("- GB/s")
 
 
 

@@ -195,7 +195,11 @@ def _pass_group(fid: str, gpus: Sequence[tuple[Any, ...]], msg_one: str, msg_man
     "7 of 8" when ``total`` (the GPUs in the output) is given."""
     if not gpus:
         return []
-    rows = [(x[0], x[1], x[2], x[3] if len(x) > 3 else None) for x in gpus]
+    def bracketed(detail: Any) -> Any:  # " (700 W)": the reader's brackets in Chinese (walk 43 #7)
+        m = re.fullmatch(r" \((.*)\)", detail) if isinstance(detail, str) and not isinstance(detail, Msg) else None
+        return Msg(" ({detail})", detail=m.group(1)) if m else detail
+
+    rows = [(x[0], bracketed(x[1]), x[2], x[3] if len(x) > 3 else None) for x in gpus]
     m = tightest(r[3] for r in rows)
     if len(rows) == 1:
         g, detail, lines, _ = rows[0]
@@ -206,8 +210,8 @@ def _pass_group(fid: str, gpus: Sequence[tuple[Any, ...]], msg_one: str, msg_man
         for ln in [g.header, *lines]:
             if ln and ln not in ev:
                 ev.append(ln)
-    details = sorted({d for _, d, _, _ in rows})
-    detail = details[0] if len(details) == 1 else ""
+    details = sorted({str(d) for _, d, _, _ in rows})
+    detail = next(d for _, d, _, _ in rows) if len(details) == 1 else ""
     n = len(rows)
     n_txt: str = str(n) if total is None else (Msg("all {n}", n=n) if n >= total else Msg("{n} of {total}", n=n, total=total))
     return [Finding(fid, Verdict.PASS, Msg("{format}{detail}", format=Msg(msg_many, n=n_txt), detail=detail), subjects([g for g, _, _, _ in rows]),
