@@ -199,7 +199,12 @@ def row_remap(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         corr, unc = g.num("remapped_rows.correctable"), g.num("remapped_rows.uncorrectable")
         pending, failure = g.flag("remapped_rows.pending"), g.flag("remapped_rows.failure")
         none_banks = g.num("remapped_rows.histogram.none")
-        lines = [g.fields[k].line for k in keys if k != "remapped_rows.histogram.max"]
+        # the lines a pending or failed remap rests on first: a view that shows three evidence lines shows them (walk
+        # 44: only the header and the error counts were quoted under "a remap is pending")
+        first = g.lines("remapped_rows.pending", "remapped_rows.failure") if (
+            g.flag("remapped_rows.pending") or g.flag("remapped_rows.failure")) else []
+        lines = first + [g.fields[k].line for k in keys
+                         if k != "remapped_rows.histogram.max" and g.fields[k].line not in first]
         if corr is None and unc is None and pending is None and failure is None:
             if g.flag("mig.mode.current") is True:
                 out.append(Finding("health.row_remap", Verdict.SKIP,
