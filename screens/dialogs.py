@@ -231,7 +231,7 @@ class ScrollsText:
 
     def action_scroll_text(self, rows: int) -> None:
         for scroll in self.query(VerticalScroll):  # type: ignore[attr-defined]
-            scroll.scroll_relative(y=rows, animate=False)
+            scroll.scroll_relative(y=rows, animate=False, immediate=True)  # a burst of keys adds up (walk 44)
             break
 
 

@@ -378,7 +378,7 @@ def _as_int(v: float | int | None) -> float | int | None:
     return v
 
 
-TEST_WORDS = {"gemm": N_("GEMM"), "memcpy": N_("D2D copy"), "h2d": N_("H2D copy"), "d2h": N_("D2H copy"),
+TEST_WORDS = {"gemm": N_("GEMM"), "memcpy": N_("memory copy"), "h2d": N_("H2D copy"), "d2h": N_("D2H copy"),
               "memory": N_("memory patterns"), "train": N_("training"), "sanity": N_("sanity"),
               "allreduce": N_("all-reduce"), "p2p": N_("P2P"), "soak_gemm": N_("soak GEMM"),
               "soak_allreduce": N_("soak all-reduce")}
