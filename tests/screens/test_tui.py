@@ -2734,6 +2734,34 @@ async def test_a_mistyped_build_id_offers_the_newest_build_and_names_the_builds(
         assert app.screen.query_one("#resume").display
 
 
+async def test_a_refusal_dialog_fits_a_small_screen_and_its_text_scrolls_from_the_button(state_dir, devvm_host):
+    """Walk 42 #1/#2: at 60x20 the hostfile dialog ran past the screen's bottom and the "Cannot run this here" text
+    hid its last line while Down did nothing (the focus on OK). The dialog fits (its field one row high) and Down
+    scrolls the text wherever the focus is."""
+    from screens.dialogs import ManualDialog
+    from textual.containers import VerticalScroll
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(pilot, app)
+        assert await ask_action(pilot, app, "multinode.consistency", ManualDialog)
+        box = app.screen.query_one("#dialog").region
+        assert box.bottom <= 19, box  # above the key footer's row
+        await pilot.press("escape")
+        await pilot.pause()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(60, 14)) as pilot:  # small enough that the text scrolls
+        await settle(pilot, app)
+        assert await ask_action(pilot, app, "health.dcgm_l1", ManualDialog)
+        text = app.screen.query_one(VerticalScroll)
+        assert text.max_scroll_y > 0
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert text.scroll_y == 2
+
+
 def test_help_keys_stand_in_one_column_whatever_their_length():
     """walk 30 #14: "enter" pushed its words a column right and "tab / shift+tab  next / previous control" ran two
     columns into one; every key's words start at one column, a key too long for it on its own line."""
