@@ -369,7 +369,7 @@ class StepScreen(Screen[None]):
         auto_meta, auto_findings = b.store.latest_check(step.automated_by) if step.automated_by else (None, [])
         if not findings and auto_findings:  # none of its own: the automating step's stored findings (walk 24)
             findings, run_meta = auto_findings, auto_meta
-            title.update(_("Findings of {auto}, which automates this ({when})").format(
+            title.update(_("Findings of {auto}, which measures this ({when})").format(
                 auto=step.automated_by, when=short_time(auto_meta["finished_at"]) if auto_meta else ""))
         elif not findings:
             title.update(_("Findings") + ("" if is_checked(step) else

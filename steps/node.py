@@ -109,7 +109,7 @@ STAGE = Stage(
                 "torch-distributed-gpu-test.py, github.com/stas00/ml-engineering)."
             ),
             instructions=(
-                "node.validate automates this (rank sanity under torchrun with NCCL_DEBUG=INFO, each phase "
+                "node.validate measures this (rank sanity under torchrun with NCCL_DEBUG=INFO, each phase "
                 "behind a monitored barrier that names a missing rank); confirm here once it passes. By hand: "
                 "`NCCL_DEBUG=INFO torchrun --nproc_per_node=<GPUs> torch-distributed-gpu-test.py` "
                 "(Stas Bekman's ml-engineering script); every rank must print OK within 5 minutes."
