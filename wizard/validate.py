@@ -32,6 +32,8 @@ from wizard.common import CPU_NPROC, fmt_value
 from wizard.hosts import ssh_failed_words
 from wizard.i18n import N_, Msg, _, ngettext, spaced, tr
 from wizard.actions import ActionContext, Resolved
+# the reader's words for a test and a metric key: the rules' own (their findings say them too)
+from wizard.rules.validate import metric_word, test_word  # noqa: F401  (screens and the CLI take them from here)
 from wizard.common import lazy_re
 
 SCRIPT_NAME = "bringup_validate.py"
@@ -617,10 +619,6 @@ def _what(e: Any) -> str:
         return _("interval {n}").format(n=e.get("interval"))
     dev = e.get("device")
     return f"GPU {dev}" if dev is not None else _("host")  # the judged table's word for the run's own machine
-
-
-# the reader's words for a test and a metric key: the rules' (their findings say them too)
-from wizard.rules.validate import METRIC_WORDS, TEST_WORDS, metric_word, test_word  # noqa: E402,F401
 
 
 def limit_shown(row: Mapping[str, Any]) -> str:

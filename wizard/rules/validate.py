@@ -51,7 +51,7 @@ from wizard.common import human_bytes, to_float, to_int
 from wizard.data import table
 from wizard.model import Finding, Measure, Verdict, measure, tightest
 from wizard.parsers.validate import Event, ValidateLog, num, parse_events
-from wizard.i18n import N_, Msg, _, joined, SEMICOLON
+from wizard.i18n import N_, Msg, joined, SEMICOLON, tr
 from wizard.common import lazy_re
 
 SRC_MAMF = ("Stas Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS comparison table' "
@@ -393,29 +393,30 @@ METRIC_WORDS = {"tflops": N_("throughput"), "d2d_gb_s": N_("bandwidth"), "gb_s":
 value. A key not listed (a P2P pair "0->1") is shown as it is."""
 
 
-def test_word(test: str) -> str:
-    """A validation test's key ("memcpy") as the reader's word (:data:`TEST_WORDS`); an unknown key as it is."""
-    return _(TEST_WORDS[test]) if test in TEST_WORDS else test
-
-
-def metric_word(metric: str) -> str:
-    """A results row's metric key ("pattern_errors", "busbw@1 MiB") as the reader's words (:data:`METRIC_WORDS`;
-    the message size of a busbw row kept: "busbw @ 1 MiB"); an unknown key as it is."""
-    if metric.startswith("busbw@"):
-        return _("busbw @ {size}").format(size=metric[len("busbw@"):])
-    return _(METRIC_WORDS[metric]) if metric in METRIC_WORDS else metric
-
-
 def test_msg(test: str) -> str:
-    """:func:`test_word` as a piece of a finding's message (a :class:`Msg`: shown in the reader's language later)."""
+    """A validation test's key ("memcpy") as the reader's word (:data:`TEST_WORDS`), a :class:`Msg` piece of a
+    finding's message (shown in the reader's language later); an unknown key as it is."""
     return Msg(TEST_WORDS[test]) if test in TEST_WORDS else test
 
 
 def metric_msg(metric: str) -> str:
-    """:func:`metric_word` as a piece of a finding's message."""
+    """A results row's metric key ("pattern_errors", "busbw@1 MiB") as the reader's words (:data:`METRIC_WORDS`; the
+    message size of a busbw row kept: "busbw @ 1 MiB"), a :class:`Msg` piece; an unknown key as it is."""
     if metric.startswith("busbw@"):
         return Msg("busbw @ {size}", size=metric[len("busbw@"):])
     return Msg(METRIC_WORDS[metric]) if metric in METRIC_WORDS else metric
+
+
+def test_word(test: str) -> str:
+    """:func:`test_msg` shown now, in the current language (the tables and ``bringup validate``)."""
+    m = test_msg(test)
+    return tr(m) if isinstance(m, Msg) else m
+
+
+def metric_word(metric: str) -> str:
+    """:func:`metric_msg` shown now, in the current language."""
+    m = metric_msg(metric)
+    return tr(m) if isinstance(m, Msg) else m
 
 
 def _grade(value: float, warn_at: float, fail_at: float) -> Verdict:
