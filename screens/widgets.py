@@ -13,9 +13,12 @@ from textual.widgets import Footer, Input, Static
 from textual.widgets._footer import FooterKey
 
 from wizard.i18n import _
+from wizard.shellwrap import cells, shell_wrap
 
 if TYPE_CHECKING:
     from screens.app import BringupApp
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.measure import Measurement
 
 
 class TopBar(Static):
@@ -143,9 +146,30 @@ def hanging(mark: str, text: str, indent: int = 0):
     return grid
 
 
+class ShellRows:
+    """A ``$ command`` line wrapped to the width it is given as a shell reads it back (:func:`shell_wrap`: each
+    row but the last ends in a backslash; walk 44 #5: the dialog wrapped a capture's command at any character,
+    without one, so the rows did not paste as the command)."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+
+    def __rich_console__(self, console: "Console", options: "ConsoleOptions") -> "RenderResult":
+        from rich.text import Text
+
+        for r in shell_wrap(self.line, options.max_width):
+            yield Text(r, no_wrap=True, overflow="fold")
+
+    def __rich_measure__(self, console: "Console", options: "ConsoleOptions") -> "Measurement":
+        from rich.measure import Measurement
+
+        return Measurement(min(cells(self.line), 20), cells(self.line))
+
+
 def command_lines(lines: list[str]):
     """An action's operations as the confirmation shows them (already in the operator's language): each ``$ command``
-    with its wrapped rows under the command, the lines under it (a diff, what it runs in turn) as they are."""
+    in rows that paste back as the command (:class:`ShellRows`), the lines under it (a diff, what it runs in turn) with
+    their wrapped rows under their text."""
     from rich.console import Group
     from rich.text import Text
 
@@ -154,6 +178,8 @@ def command_lines(lines: list[str]):
     from rich.table import Table
 
     def row(ln: str):
+        if ln.lstrip(" ").startswith("$ "):
+            return ShellRows(ln)
         # the lead (indent, "$ " of a command, a diff's +/-/space column) stays beside every wrapped row of the rest
         # (walk 39: a nested command's and a diff line's next rows sat at the dialog's edge)
         m = re.match(r"^(\s*(?:\$ |[-+] ?|(?=\S)))(.*)$", ln)

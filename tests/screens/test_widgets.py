@@ -1,4 +1,4 @@
-"""screens.widgets: the form field that keeps a burst of keys in order (FormInput)."""
+"""screens.widgets: the form field that keeps a burst of keys in order (FormInput); the confirmation's command rows."""
 
 from __future__ import annotations
 
@@ -60,3 +60,31 @@ async def test_keys_behind_a_tab_to_a_button_reach_it_once():
             await pilot.pause()
         assert app.query_one("#b", Input).value == "7"
         assert app.focused is app.query_one("#ok") and app.pressed == ["ok"]
+
+
+def test_a_confirmations_command_wraps_as_a_shell_reads_it_back():
+    """walk 44 #5: the confirmation dialog wrapped a capture's command at any character, a path cut after a "/", with
+    no continuation, so the rows did not paste back as the command. Each ``$`` line now wraps at the width it is
+    drawn in: every row fits, every row but the last ends in a backslash, bash reads the one command; a diff line
+    under it keeps its lead."""
+    import shlex
+    import subprocess
+
+    from rich.console import Console
+
+    from screens.widgets import command_lines
+
+    cmd = ("$ /work/main/.venv/bin/python -m wizard.cli --state /tmp/bringup-snapshots/dlg-report.capture-en-60 "
+           "--lang en capture -o /tmp/bringup-snapshots/dlg-report.capture-en-60/builds/x/capture-1.tar.gz")
+    diff = "+ # swap commented out by bringup: /swap.img none swap sw 0 0 and more words to wrap it"
+    for width in (52, 70):
+        console = Console(width=width, record=True, file=open("/dev/null", "w"), color_system=None)
+        console.print(command_lines([cmd, diff]))
+        rows = console.export_text().rstrip("\n").split("\n")
+        shown = rows[:next(i for i, r in enumerate(rows) if r.startswith("+ "))]
+        assert len(shown) > 1 and all(len(r.rstrip()) <= width for r in rows), rows
+        assert all(r.rstrip().endswith("\\") for r in shown[:-1]), shown
+        said = subprocess.run(["bash", "-c", "printf '%s\\n' " + "\n".join(r.rstrip() for r in shown)[2:]],
+                              capture_output=True, text=True).stdout.split("\n")[:-1]
+        assert said == shlex.split(cmd[2:]), (said, shown)
+        assert rows[len(shown)].startswith("+ # swap") and rows[len(shown) + 1].startswith("  ")
