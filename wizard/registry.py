@@ -379,8 +379,10 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("lscpu", "lscpu", p_hosttools.detect_lscpu, host.judge_lscpu_text, ("lscpu",)),
     Kind("sensors", "sensors (lm-sensors: temperatures, fans, voltages with their chips' limits)",
          p_hosttools.detect_sensors, host.judge_sensors_text, ("sensors",)),
-    Kind("ulimit", "ulimit -a (a shell's resource limits: locked memory, open files)", p_hosttools.detect_ulimit,
-         host.judge_ulimit_text, ("ulimit -a",)),
+    Kind("ulimit", "ulimit -a, ulimit -l or /proc/PID/limits (resource limits: locked memory, open files)",
+         p_hosttools.detect_ulimit, host.judge_ulimit_text, ("ulimit -a",)),
+    Kind("cpupower", "cpupower frequency-info or cpufreq-info (CPU frequency driver, governor, current frequency)",
+         p_platform.detect_cpupower, bios.judge_cpupower_text, ("cpupower frequency-info",)),
     Kind("numactl-hardware", "numactl --hardware", p_hosttools.detect_numactl, host.judge_numactl_text,
         ("numactl --hardware",)),
     # wizard/parsers/kernellog.py detects; wizard/rules/pasted.py judges

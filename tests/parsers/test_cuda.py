@@ -119,3 +119,20 @@ def test_collect_env_with_aligned_colons_is_read() -> None:
     "Nvidia driver version        : 580.173.02")."""
     t = parse_torch_cuda(text(PUBLIC / "collect-env__gb10-dgx-spark-german-locale-lscpu-partial.txt"))
     assert t.available is True and t.driver_version == "580.173.02" and t.cuda == "13.0"
+
+
+def test_a_one_liner_printing_three_values_on_one_line_reads_each():
+    """Held-out round 112: `print(torch.__version__, torch.version.cuda, torch.cuda.is_available())` answers on one
+    line, "2.5.1+cu121 12.1 True": one value per argument (it was read as one value and lost)."""
+    t = parse_torch_cuda(text(PUBLIC / "python-torch-cuda__a100-80gb-pod-torch-2.5.1-cu121-available-true.txt"))
+    assert (t.torch_version, t.cuda, t.available) == ("2.5.1+cu121", "12.1", True)
+    # a print with sep= has unknown spacing: its line is one value, never split
+    t = parse_torch_cuda('$ python -c "import torch; print(torch.__version__, torch.version.cuda, sep=\'|\')"\n'
+                         "2.5.1+cu121|12.1\n")
+    assert t.torch_version == "" and t.cuda == ""
+
+
+def test_cudnn_version_incompatibility_is_read_with_both_versions():
+    t = parse_torch_cuda(text(PUBLIC / "python-torch-cudnn__cudnn-version-incompatibility-compiled-8.5.0-runtime-8.4.1.txt"))
+    e = t.error("cudnn_mismatch")
+    assert e is not None and "(8, 4, 1)" in e.line

@@ -32,6 +32,12 @@ def test_device_query_pass_reads_count_device_and_result() -> None:
     assert not dq.problems
 
 
+def test_device_query_result_at_the_end_of_its_summary_line_is_read() -> None:
+    """Held-out round 112: the paste lost the newline before "Result = PASS", which ends the summary line."""
+    dq = parse_device_query(body("devicequery__4xa100-80gb-pcie-cuda12.4-all-peer-access-yes-pass-partial.txt"))
+    assert dq.result == "PASS" and dq.numdevs == 4
+
+
 def test_device_query_error_reads_number_text_and_fail() -> None:
     dq = parse_device_query(body("deviceQuery__docker-without-nvidia-runtime-returned-35-fail.txt"))
     assert dq.error_code == 35

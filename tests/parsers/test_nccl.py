@@ -156,3 +156,11 @@ def test_nccl_tests_2019_format_without_hash_marks_is_read() -> None:
 def test_nccl_tests_ncclcheck_failure_line_is_named() -> None:
     """nccl-tests' NCCLCHECK: "NCCL failure common.cu:908 'unhandled cuda error'" (real: NVIDIA/nccl-tests#6)."""
     assert nccl_result_name("NCCL failure common.cu:908 'unhandled cuda error'.") == "ncclUnhandledCudaError"
+
+
+def test_the_ofi_plugin_saying_only_efa_is_supported_is_a_plugin_that_did_not_load():
+    """Held-out round 111: aws-ofi-nccl's "NET/OFI Only EFA provider is supported" (no EFA here) is the plugin not
+    loading, not a warning bringup cannot place."""
+    lg = parse_nccl_log(text(PUBLIC / "nccl-debug-info__1rank-docker-socket-lo-no-ib-ofi-efa-only-warn-32-channels-"
+                                      "init-complete-partial.txt"))
+    assert any("Only EFA provider" in s for s in lg.plugin_failures)

@@ -480,3 +480,16 @@ def test_what_follows_the_xml_document_is_not_part_of_it():
     # an nvidia-smi error after the document is still read as one
     doc = parse_smi_xml(xml + "Unable to determine the device handle for GPU0000:00:1E.0: Unknown Error\n")
     assert doc.driver_version is not None and doc.error_kind
+
+
+def test_a_query_csv_through_column_t_is_read_as_csv():
+    """Held-out round 110: `nvidia-smi --query-gpu=... --format=csv | column -s, -t` turns the commas into aligned
+    columns; the header of known properties and each row split at two or more spaces read as the CSV again."""
+    from tests.probe_data import PUBLIC, text
+    from wizard.parsers.smi_kinds import detect_csv
+
+    t = text(PUBLIC / "nvidia-smi-query-gpu-csv__2x-gtx1080-mining-131w-38c-healthy.txt")
+    assert detect_csv(t) >= 0.9
+    doc = parse_smi_csv(t)
+    assert [g.text("name") for g in doc.gpus] == ["GeForce GTX 1080"] * 2
+    assert [g.num("temperature.gpu") for g in doc.gpus] == [38, 35] and not doc.problems

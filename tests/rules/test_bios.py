@@ -514,3 +514,26 @@ def test_a_dmidecode_listing_without_memory_devices_says_so():
     (f,) = r.findings
     assert f.verdict is Verdict.UNKNOWN and "no Memory Device (type 17)" in f.message and "System Information" in f.message
     assert any("PowerEdge XE9680" in ln for ln in f.evidence) and "dmidecode -t 17" in f.remedy
+
+
+@pytest.mark.parametrize("name, verdict, said", [
+    ("cpufreq-info__intel-pstate-performance-governor-cpus-at-400mhz-below-800mhz-floor-during-load-partial.txt",
+     Verdict.WARN, "below their hardware minimum of 800 MHz"),
+    ("cpupower-frequency-info__comet-lake-intel-pstate-powersave-pinned-4.30ghz-boost-active.txt", Verdict.PASS,
+     "intel_pstate"),
+    ("cpupower-frequency-info__ampere-arm64-kernel-5.10-no-cpufreq-driver-unable-to-call-hardware.txt",
+     Verdict.UNKNOWN, "no cpufreq driver"),
+])
+def test_cpupower_frequency_info_judges_the_power_profile(name, verdict, said):
+    """Held-out round 114: `cpupower frequency-info` / `cpufreq-info` judged as the sysfs probe is (intel_pstate's own
+    powersave is not the generic governor's), plus a CPU read below its hardware minimum (held down by the platform);
+    no cpufreq driver shows nothing of the profile."""
+    r = explain_text(text(PUBLIC / name))
+    assert r.kind == "cpupower"
+    f = next(f for f in r.findings if f.id == "bios.power_profile")
+    assert f.verdict is verdict and said in f.message, f.message
+    # a generic driver on powersave pins the CPUs low: the same rule as the sysfs probe (synthetic block)
+    synthetic = ("analyzing CPU 0:\n  driver: acpi-cpufreq\n  hardware limits: 1.20 GHz - 3.50 GHz\n"
+                 "  current policy: frequency should be within 1.20 GHz and 3.50 GHz.\n"
+                 "                  The governor \"powersave\" may decide which speed to use\n")
+    assert bios_rules.judge_cpupower_text(synthetic, {})[0].verdict is Verdict.WARN

@@ -280,3 +280,13 @@ def test_a_plan_torch_python_that_is_not_there_is_named_not_python3():
     assert "bringup plan torch_python=" in f.remedy
     (g,) = driver_chain.torch_cuda({"torch_cuda": o}, {})
     assert g.verdict is Verdict.SKIP and "python3 is not installed" in g.message
+
+
+def test_a_cudnn_version_incompatibility_fails_torch_cuda_naming_both_versions():
+    """Held-out round 112: torch built against cuDNN 8.5.0 loaded 8.4.1 from LD_LIBRARY_PATH; cuDNN cannot initialise."""
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "python-torch-cudnn__cudnn-version-incompatibility-compiled-8.5.0-runtime-8.4.1.txt"))
+    f = next(f for f in r.findings if f.id == "driver.torch_cuda")
+    assert f.verdict is Verdict.FAIL and "8.5.0" in f.message and "8.4.1" in f.message
+    assert "LD_LIBRARY_PATH" in f.remedy and "torch/backends/cudnn" in f.source

@@ -253,3 +253,34 @@ def test_sensors_crit_fails_high_or_alarm_warns_and_quiet_chips_pass():
                              "temp1:   +40.0 C  (low = +72.0 C, high = +92.0 C)\n"
                              "                  (crit = +100.0 C, hyst = +96.0 C)\n", {})
     assert [f.verdict for f in fan] == [Verdict.WARN] and "fan2" in fan[0].message
+
+
+@pytest.mark.parametrize("name, verdict, said", [
+    ("proc-pid-limits__slurmctld-max-locked-memory-65536-bytes-partial.txt", Verdict.WARN, "64 KiB"),
+    ("ulimit-l-sysctl__slurm-node-memlock-unlimited-soft-hard-vm-max-map-count-65530.txt", Verdict.PASS, "unlimited"),
+])
+def test_locked_memory_read_from_proc_limits_and_a_prompts_ulimit_l(name, verdict, said):
+    """Held-out round 114: /proc/PID/limits (soft limit in bytes, shown in KiB as ulimit prints it) and `ulimit -S -l`
+    / `ulimit -H -l` with their values under them judge node.host_limits as `ulimit -a` does."""
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / name))
+    f = next(f for f in r.findings if f.id == "node.host_limits")
+    assert f.verdict is verdict and said in f.message, f.message
+
+
+def test_a_prompts_ulimit_prefers_the_soft_limit():
+    from wizard.parsers.hosttools import parse_ulimit
+
+    lim = parse_ulimit("$ ulimit -H -l\nunlimited\n$ ulimit -S -l\n64\n")
+    assert lim["l"][0] == "64"  # synthetic: the soft limit is the one a process meets
+
+
+def test_an_lscpu_excerpt_without_the_counts_still_judges_numa():
+    """Held-out round 114: an excerpt starting at "NUMA node(s):" has no CPU(s)/Socket(s) line: bios.cpu skips (not
+    shown) and bios.numa is judged from its node lines, instead of one unknown for the whole paste."""
+    fs = host_rules.judge_lscpu_text(text(PUBLIC / "lscpu__a100-sxm4-host-2x-epyc-7543-2-numa-nodes-vulnerabilities-"
+                                                   "partial.txt"), {})
+    got = {f.id: f.verdict for f in fs}
+    assert got == {"bios.cpu": Verdict.SKIP, "bios.numa": Verdict.PASS}
+    assert host_rules.judge_lscpu_text("Vendor ID: AuthenticAMD\n", {})[0].verdict is Verdict.UNKNOWN

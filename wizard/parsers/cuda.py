@@ -266,6 +266,8 @@ _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                              r"found", re.I)),
     ("no_kernel_image", lazy_re(r"no kernel image is available for execution on the device|"
                                    r"(sm_\d+) is not compatible with the current PyTorch installation", re.I)),
+    ("cudnn_mismatch", lazy_re(r"cuDNN version incompatibility: PyTorch was compiled\s+against \(([\d, ]+)\) but found "
+                                  r"runtime version \(([\d, ]+)\)", re.I)),
     ("oom", lazy_re(r"CUDA out of memory|\bOutOfMemoryError\b", re.I)),
     ("ext_mismatch", lazy_re(r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile "
                                 r"PyTorch|Cuda extensions are being compiled with a version of Cuda that does not match",
@@ -330,6 +332,24 @@ _DEVICE_NAME = lazy_re(r"^(?:NVIDIA|Tesla|GeForce|Quadro|GRID|TITAN|RTX)\b[\w .-
 "Tesla V100-SXM2-16GB", "GRID A100D-4C")."""
 
 
+def _print_args(expr: str) -> list[str]:
+    """The arguments of one print() call, split at its top-level commas: ``torch.__version__, torch.cuda.is_available()``
+    -> two (a keyword such as ``sep=`` makes the line's spacing unknown: then one argument, read as a whole line)."""
+    args, depth, cur = [], 0, ""
+    for ch in expr:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    args.append(cur.strip())
+    return [expr] if any(re.match(r"^(sep|end|file)\s*=", a) for a in args) else args
+
+
 def _expr_kind(code: str) -> str:
     """Which fact a REPL input line prints: "version", "cuda", "available", "count" or ""."""
     c = code.replace(" ", "")
@@ -377,7 +397,7 @@ def parse_torch_cuda(text: str) -> TorchCuda:
     CUDA error lines listed in :class:`CudaError`."""
     t = TorchCuda()
     lines = text.splitlines()
-    queued: list[tuple[str, str]] = []  # the facts a `python -c` one-liner's print() calls ask for, in order
+    queued: list[tuple[list[str], str]] = []  # the facts a `python -c` one-liner's print() calls ask for, in order
     pending = ""  # the fact the previous REPL input line asked for
     pending_line = ""
     bare: list[tuple[str, str]] = []  # (value, line) of lines that are a lone value
@@ -433,13 +453,17 @@ def parse_torch_cuda(text: str) -> TorchCuda:
             build_set(t, "toolkit", nm.group(2))
             t.evidence["toolkit"] = s
         if queued:  # the next output line of a `python -c "print(a); print(b)"` one-liner answers its next print
-            what_q, asked_q = queued.pop(0)
-            if what_q:
-                _set(t, what_q, s, raw.strip(), asked_q)
+            kinds_q, asked_q = queued.pop(0)
+            values = s.split() if len(kinds_q) > 1 else [s]
+            if len(values) == len(kinds_q):  # print(a, b, c): one value per argument, separated by spaces
+                for what_q, value in zip(kinds_q, values):
+                    if what_q:
+                        _set(t, what_q, value, raw.strip(), asked_q)
             continue
         one = _ONE_LINER.search(s)
         if one:
-            queued = [(_expr_kind(expr), s) for expr in re.findall(r"print\((.*?)\)(?=\s*[;\"']|\s*$)", one.group(1))]
+            queued = [([_expr_kind(a) for a in _print_args(expr)], s)
+                      for expr in re.findall(r"print\((.*?)\)(?=\s*[;\"']|\s*$)", one.group(1))]
             continue
         if _REPL.match(raw):
             code = _REPL.sub("", raw, count=1)
@@ -551,7 +575,7 @@ _TORCH_MARKERS = (
     "CUDA error: ", "CUDA initialization: ", "CUDA_ERROR_", "OutOfMemoryError",
     "ProcessGroupNCCL is only supported with GPUs",
     "device='cuda", "<torch.cuda.device object", "mismatches the version that was used to compile PyTorch",
-    "Cuda extensions are being compiled with a version of Cuda",
+    "Cuda extensions are being compiled with a version of Cuda", "cuDNN version incompatibility",
 )
 
 

@@ -31,7 +31,8 @@ _DQ_MEM = lazy_re(r"Total amount of global memory:\s*([\d.]+) MBytes")
 _DQ_VERSIONS = lazy_re(r"CUDA Driver Version / Runtime Version\s+([\d.]+) / ([\d.]+)")
 _DQ_PCI = lazy_re(r"Device PCI Domain ID / Bus ID / location ID:\s*(\d+) / (\d+) / (\d+)")
 _DQ_NUMDEVS = lazy_re(r"NumDevs = (\d+)")
-_RESULT = lazy_re(r"^\s*Result = (PASS|FAIL|WAIVED)\b", re.I)
+_RESULT = lazy_re(r"^\s*(?:deviceQuery, CUDA Driver = CUDART, .*?\s)?Result = (PASS|FAIL|WAIVED)\b", re.I)
+"""The Result line; a paste that lost the newline before it has it at the end of deviceQuery's summary line."""
 _SAMPLE_START = lazy_re(r"deviceQuery Starting\.\.\.", re.I)
 
 
@@ -120,7 +121,8 @@ def parse_device_query(text: str) -> DeviceQuery:
         m = _RESULT.match(ln)
         if m:
             v["result"], v["result_line"] = m.group(1).upper(), ln.strip()
-            continue
+            if not _DQ_SUMMARY.search(ln):
+                continue
         m = _DQ_SUMMARY.search(ln)
         if m:
             v["summary_line"] = ln.strip()

@@ -488,21 +488,58 @@ def cpulist_count(text: str) -> int | None:
 _ULIMIT_ROW = re.compile(r"^\s*([a-z][a-z A-Z-]*?)\s+\((?:([^()]*?),\s*)?-([a-zA-Z])\)\s+(\S+)\s*$")
 
 
+_PROC_LIMITS_HEAD = re.compile(r"^Limit\s+Soft Limit\s+Hard Limit\s+Units\s*$", re.M)
+_PROC_LIMITS_ROW = re.compile(r"^(Max [a-z ]+?)\s{2,}(\S+)\s+(\S+)(?:\s+(\S+))?\s*$")
+_PROC_LIMITS_LETTER = {"Max locked memory": "l", "Max open files": "n", "Max processes": "u", "Max stack size": "s"}
+_ULIMIT_ASKED = re.compile(r"^\s*(?:[$#]|\S*[$#]\s)\s*ulimit\s+(?:-([SH])\s+)?-([a-zA-Z])\s*$")
+"""A prompt's ``ulimit -l`` (``-S``: the soft limit, the one that applies; ``-H``: the hard limit), its value on the
+next line."""
+
+
 def detect_ulimit(text: str) -> float:
-    """0.95 for ``ulimit -a`` (bash: "max locked memory       (kbytes, -l) unlimited" rows, one per limit)."""
-    rows = sum(1 for ln in text[:20_000].splitlines() if _ULIMIT_ROW.match(ln))
-    return 0.95 if rows >= 4 and re.search(r"^\s*(max locked memory|open files)\s", text[:20_000], re.M) else 0.0
+    """0.95 for ``ulimit -a`` (bash: "max locked memory       (kbytes, -l) unlimited" rows, one per limit) and for
+    ``/proc/PID/limits`` (proc(5): "Max locked memory  65536  65536  bytes"); 0.9 for a prompt's ``ulimit -l`` with
+    its value under it."""
+    head = text[:20_000]
+    rows = sum(1 for ln in head.splitlines() if _ULIMIT_ROW.match(ln))
+    if rows >= 4 and re.search(r"^\s*(max locked memory|open files)\s", head, re.M):
+        return 0.95
+    if _PROC_LIMITS_HEAD.search(head) and re.search(r"^Max locked memory\s", head, re.M):
+        return 0.95
+    lines = head.splitlines()
+    if any(_ULIMIT_ASKED.match(a) and re.fullmatch(r"\s*(?:unlimited|\d{1,20})\s*", b)
+           for a, b in zip(lines, lines[1:])):
+        return 0.9
+    return 0.0
 
 
 def parse_ulimit(text: str) -> dict[str, tuple[str, str]]:
     """``ulimit -a`` (bash's layout, bash(1) "ulimit") -> {option letter: (value as printed, the row)}: "l" max locked
-    memory in KiB, "n" open files, "u" max user processes, "s" stack size in KiB, ...; "unlimited" as printed. Never
-    raises."""
+    memory in KiB, "n" open files, "u" max user processes, "s" stack size in KiB, ...; "unlimited" as printed. Also
+    ``/proc/PID/limits`` (proc(5): its soft limit, a size in bytes given here in KiB as ulimit prints it) and a
+    prompt's ``ulimit [-S|-H] -X`` with its value on the next line (the soft limit preferred: it is the one a process
+    meets). Never raises."""
     out: dict[str, tuple[str, str]] = {}
-    for raw in text.splitlines():
+    lines = text.splitlines()
+    hard: dict[str, tuple[str, str]] = {}
+    for i, raw in enumerate(lines):
         m = _ULIMIT_ROW.match(raw)
         if m:
             out.setdefault(m.group(3), (m.group(4), raw.strip()))
+            continue
+        p = _PROC_LIMITS_ROW.match(raw.rstrip())
+        if p and p.group(1) in _PROC_LIMITS_LETTER:
+            soft = p.group(2)
+            if p.group(4) == "bytes" and soft.isdigit():
+                soft = str(int(soft) // 1024)
+            out.setdefault(_PROC_LIMITS_LETTER[p.group(1)], (soft, raw.strip()))
+            continue
+        a = _ULIMIT_ASKED.match(raw)
+        if a and i + 1 < len(lines) and re.fullmatch(r"\s*(?:unlimited|\d{1,20})\s*", lines[i + 1]):
+            value = (lines[i + 1].strip(), raw.strip() + " -> " + lines[i + 1].strip())
+            (hard if a.group(1) == "H" else out).setdefault(a.group(2), value)
+    for k, v in hard.items():
+        out.setdefault(k, v)
     return out
 
 

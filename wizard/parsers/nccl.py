@@ -445,7 +445,7 @@ _RETURN = lazy_re(r"\S+\.(?:cc|cu|h|cpp|c):\d+ -> (\d+)")
 PLUGIN_FAIL = lazy_re(
     r"NET/OFI\s+(?:No eligible providers|Unable to find a protocol|Couldn'?t find any optimal provider|"
     r"Could not find any optimal provider|aws-ofi-nccl initialization failed|Initializing plugin failed|"
-    r"OFI NCCL failure|(?:OFI )?fi_getinfo\(\) call failed)"
+    r"OFI NCCL failure|(?:OFI )?fi_getinfo\(\) call failed|Only EFA provider is supported)"
     r"|NET/(?!IB\b|Socket\b|Plugin\b)[\w ]{1,30}?\s*:?\s+\S.*\b(?:initiali[sz]ation failed|Initializing plugin failed)",
     re.I)
 """An external NCCL net plugin that failed to initialise: aws-ofi-nccl (libfabric, EFA on AWS) prints

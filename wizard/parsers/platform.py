@@ -131,6 +131,8 @@ class CpuFreqPolicy:
     driver: str = ""
     governor: str = ""
     epp: str = ""  # energy_performance_preference ("" when the driver has none)
+    hw_min_mhz: float | None = None  # cpuinfo_min_freq (cpupower's "hardware limits"), MHz
+    cur_mhz: float | None = None  # the current frequency cpupower/cpufreq-info read, MHz
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,55 @@ def parse_cpufreq(files: Mapping[str, str | None]) -> CpuFreqFacts:
         else:
             _set(p, "epp", value)
     _set(f, "policies", [pols[k] for k in sorted(pols, key=lambda n: sat_int(n[6:]) if n[6:].isdigit() else 0)])
+    return f
+
+
+_CPUPOWER_BLOCK = lazy_re(r"^analyzing CPU (\d{1,6}):\s*$", re.M)
+_MHZ = lazy_re(r"(\d+(?:\.\d+)?)\s*(GHz|MHz|kHz)\b")
+
+
+def _mhz(text: str) -> float | None:
+    m = _MHZ.search(text)
+    if not m:
+        return None
+    return float(m.group(1)) * {"GHz": 1000.0, "MHz": 1.0, "kHz": 0.001}[m.group(2)]
+
+
+def detect_cpupower(text: str) -> float:
+    """0.9 for ``cpupower frequency-info`` / ``cpufreq-info`` (cpufrequtils): "analyzing CPU N:" blocks with the
+    driver, hardware limits and current policy."""
+    head = text[:50_000]
+    if not _CPUPOWER_BLOCK.search(head):
+        return 0.0
+    return 0.9 if re.search(r"^\s+(?:driver: \S|no or unknown cpufreq driver|hardware limits:|available cpufreq "
+                            r"governors:)", head, re.M) else 0.0
+
+
+def parse_cpupower(text: str) -> CpuFreqFacts:
+    """``cpupower frequency-info`` or ``cpufreq-info`` (cpupower-frequency-info(1)) -> :class:`CpuFreqFacts`, one
+    policy per "analyzing CPU N:" block: its driver, the governor of its current policy, the hardware minimum
+    (``hardware limits: 800 MHz - 4.80 GHz``) and the current frequency in MHz; boost's "Active: yes|no". A block whose
+    driver reads "no or unknown cpufreq driver" has no driver. Never raises."""
+    f = CpuFreqFacts()
+    pols: list[CpuFreqPolicy] = []
+    marks = list(_CPUPOWER_BLOCK.finditer(text))
+    for i, m in enumerate(marks):
+        block = text[m.end():marks[i + 1].start() if i + 1 < len(marks) else len(text)]
+        drv = re.search(r"^\s+driver: (\S+)", block, re.M)
+        gov = re.search(r'The governor "([^"]+)"', block)
+        hw = re.search(r"^\s+hardware limits: (.+?) - ", block, re.M)
+        cur = next((x for x in re.findall(r"^\s+current CPU frequency(?::| is) (.+)$", block, re.M) if _mhz(x)), "")
+        pols.append(CpuFreqPolicy(f"cpu{m.group(1)}", driver=drv.group(1) if drv else "",
+                                  governor=gov.group(1) if gov else "", hw_min_mhz=_mhz(hw.group(1)) if hw else None,
+                                  cur_mhz=_mhz(cur) if cur else None))
+        if i == 0:
+            f.evidence.extend(ln.strip() for ln in block.splitlines() if re.match(
+                r"\s+(driver:|no or unknown cpufreq driver|hardware limits:|current policy:|current CPU frequency|"
+                r"\s*The governor)", ln))
+    active = re.search(r"^\s+Active: (yes|no)\s*$", text, re.M)
+    if active:
+        _set(f, "boost", active.group(1) == "yes")
+    _set(f, "policies", pols)
     return f
 
 

@@ -1012,6 +1012,22 @@ def csv_header_score(line: str) -> float:
     return len(shaped) / len(cells)
 
 
+def columns_as_csv(lines: list[str]) -> list[str]:
+    """A ``--query-gpu`` CSV piped through ``column -s, -t`` (its commas turned into aligned columns) as CSV lines
+    again: a header of known properties separated by two or more spaces, and each row after it that splits into as
+    many columns. Lines of any other shape, or lines with no such header, are returned as they are."""
+    for i, line in enumerate(lines[:3]):
+        parts = re.split(r"\s{2,}", line.strip())
+        if "," in line or len(parts) < 2 or csv_header_score(", ".join(parts)) < 0.8:
+            continue
+        out = lines[:i] + [", ".join(parts)]
+        for row in lines[i + 1:]:
+            cells = re.split(r"\s{2,}", row.strip())
+            out.append(", ".join(cells) if len(cells) == len(parts) and "," not in row else row)
+        return out
+    return lines
+
+
 def parse_smi_csv(text: str) -> SmiDoc:
     """``nvidia-smi --query-gpu=... --format=csv`` (with its header) -> :class:`SmiDoc`."""
     doc = SmiDoc("csv", Msg("nvidia-smi --query-gpu=... --format=csv"))
@@ -1023,7 +1039,7 @@ def parse_smi_csv(text: str) -> SmiDoc:
 
 
 def _parse_csv(doc: SmiDoc, text: str) -> None:
-    lines = [_PASTE_MARK_RE.sub("", ln) for ln in text.splitlines() if ln.strip()]
+    lines = columns_as_csv([_PASTE_MARK_RE.sub("", ln) for ln in text.splitlines() if ln.strip()])
     scan_errors(doc, lines)
     start = next((i for i, ln in enumerate(lines) if csv_header_score(ln) >= 0.8), None)
     if start is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from wizard.parsers.smi import (SMI_ERRORS, _TEXT_FIELDS, csv_header_score, read_noheader_csv)
+from wizard.parsers.smi import (SMI_ERRORS, _TEXT_FIELDS, columns_as_csv, csv_header_score, read_noheader_csv)
 from wizard.common import lazy_re
 
 _Q_LABELS = frozenset(part for path in _TEXT_FIELDS for part in path.split("/")) | frozenset({
@@ -109,8 +109,9 @@ def detect_table(text: str) -> float:
 
 
 def detect_csv(text: str) -> float:
-    """0.95 when one of the first three lines is a ``--query-gpu`` header followed by a row."""
-    lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
+    """0.95 when one of the first three lines is a ``--query-gpu`` header followed by a row (also through
+    ``column -s, -t``: :func:`wizard.parsers.smi.columns_as_csv`)."""
+    lines = columns_as_csv([ln for ln in text.splitlines()[:50] if ln.strip()])
     for i, line in enumerate(lines[:3]):  # a paste may start with a prompt line
         if csv_header_score(line) >= 0.8:
             return 0.95 if len(lines) > i + 1 else 0.6

@@ -477,6 +477,56 @@ def _held_back(freq: Any) -> list[str]:
     return said
 
 
+SRC_CPUFREQ_MIN = ("Linux kernel documentation, CPU Performance Scaling, policy attributes: cpuinfo_min_freq is 'the "
+                   "minimum operating frequency the CPUs belonging to this policy can run at' "
+                   "(https://docs.kernel.org/admin-guide/pm/cpufreq.html); cpupower-frequency-info(1) "
+                   "(https://man7.org/linux/man-pages/man1/cpupower-frequency-info.1.html); a core read below it is being "
+                   "held down by the platform (thermal or power limit, PROCHOT): intel_pstate documentation "
+                   "(https://docs.kernel.org/admin-guide/pm/intel_pstate.html)")
+
+
+def judge_cpupower_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``bios.power_profile`` from ``cpupower frequency-info`` / ``cpufreq-info``: the same frequency-policy judgement
+    as the sysfs probe (:func:`_held_back`: a generic driver on powersave, an EPP that favours power), and a CPU whose
+    current frequency is below its hardware minimum (cpuinfo_min_freq) warns: something below the OS holds it down.
+    No cpufreq driver at all is unknown (the firmware or a hypervisor controls frequency; check the BIOS profile)."""
+    from wizard.parsers.platform import parse_cpupower
+
+    fid = "bios.power_profile"
+    freq = parse_cpupower(text)
+    ev = tuple(freq.evidence[:6]) or tuple(ln.strip() for ln in text.splitlines() if ln.strip())[:4]
+    driven = [p for p in freq.policies if p.driver]
+    if not driven:
+        return [Finding(fid, Verdict.UNKNOWN, N_("no cpufreq driver is active: Linux does not control the CPU frequency "
+                                                 "here (the firmware or a hypervisor does), so this output shows no "
+                                                 "power profile"), "host", ev,
+                        "Check the BIOS system profile (performance, or OS-controlled); on a bare-metal node load the "
+                        "platform's cpufreq driver (acpi-cpufreq, intel_pstate, amd-pstate or cppc_cpufreq) and run "
+                        "`cpupower frequency-info` again.", SRC_POWER)]
+    gov = ", ".join(f"{k} x{v}" for k, v in freq.counts("governor").items()) or "?"
+    drv = ", ".join(freq.counts("driver")) or "?"
+    settings: str = Msg("cpufreq driver {drv}, governor {gov}", drv=drv, gov=gov)
+    if freq.boost is not None:
+        settings += Msg(", boost on") if freq.boost else Msg(", boost off")
+    settings += Msg(" ({n} policies)", n=len(freq.policies))
+    held = _held_back(freq)
+    low = [p for p in driven if p.cur_mhz is not None and p.hw_min_mhz and p.cur_mhz < 0.95 * p.hw_min_mhz]
+    if low:
+        held.append(Msg("{n} of {total} CPUs read {cur:g} MHz, below their hardware minimum of {floor:g} MHz: the "
+                        "platform is holding them down (a thermal or power limit, PROCHOT), not the governor",
+                        n=len(low), total=len(driven), cur=low[0].cur_mhz, floor=low[0].hw_min_mhz))
+    if held:
+        return [Finding(fid, Verdict.WARN, Msg("{problems} ({settings})", problems=joined("; ", held),
+                                               settings=settings), "host", ev,
+                        "Set the BIOS system profile to performance (or OS-controlled) and the governor to performance "
+                        "or schedutil: `sudo cpupower frequency-set -g performance`. A CPU below its hardware minimum: "
+                        "check cooling, the BIOS power limits and the BMC's event log, and watch it under load with "
+                        "`turbostat`.", SRC_POWER + "; " + SRC_EPP + "; " + SRC_CPUFREQ_MIN)]
+    return [Finding(fid, Verdict.PASS, settings + Msg(". No frequency policy holds the CPUs back; the BIOS profile "
+                                                      "itself is not readable from Linux (confirm it in the BIOS)"),
+                    "host", ev, "", SRC_POWER)]
+
+
 # ------------------------------------------------------------------ PCIe link speed of the root ports
 
 

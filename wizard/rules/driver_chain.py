@@ -50,6 +50,9 @@ SRC_NVCC = ("nvcc --version shows the CUDA toolkit; nvidia-smi's 'CUDA Version' 
 SRC_ECC = ("CUDA runtime API error types: cudaErrorECCUncorrectable 'uncorrectable ECC error encountered' "
            "(https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html); NVIDIA Xid catalog (Xid 48 "
            "DBE, 94/95 contained/uncontained memory errors), https://docs.nvidia.com/deploy/xid-errors/")
+SRC_CUDNN = ("PyTorch torch/backends/cudnn/__init__.py: _init() compares the cuDNN version torch was compiled against "
+             "with the runtime library it loaded and raises 'cuDNN version incompatibility' "
+             "(https://github.com/pytorch/pytorch/blob/main/torch/backends/cudnn/__init__.py)")
 SRC_ARCH = ("torch.cuda needs a GPU architecture the wheel was compiled for: PyTorch RELEASE.md wheel matrix "
             "(https://github.com/pytorch/pytorch/blob/main/RELEASE.md); NVIDIA, 'Navigating GPU architecture support' "
             "(https://developer.nvidia.com/blog/navigating-gpu-architecture-support-a-guide-for-nvidia-cuda-developers)")
@@ -433,6 +436,17 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
              "torch build whose arch list includes it (newer GPUs need newer CUDA wheels, e.g. Blackwell needs "
              "CUDA >= 12.8 wheels; recent CUDA 13 wheels dropped Volta and older); rebuild custom extensions with it "
              "in TORCH_CUDA_ARCH_LIST."), SRC_ARCH)
+        return findings
+    cudnn = t.error("cudnn_mismatch")
+    if cudnn is not None:
+        vers = re.search(r"compiled\s+against \(([\d, ]+)\) but found runtime version \(([\d, ]+)\)", cudnn.line)
+        cudnn_built, loaded = [".".join(x.strip() for x in g.split(",")) for g in vers.groups()] if vers else ["?", "?"]
+        fail(Msg("{who} cannot initialise cuDNN: it was built against cuDNN {built} and loads cuDNN {found}, another "
+                 "copy found first on the library path (LD_LIBRARY_PATH); convolutions and RNNs fail",
+                 who=who, built=cudnn_built, found=loaded),
+             N_("Take the other cuDNN's directory out of LD_LIBRARY_PATH (a pip torch wheel brings its own cuDNN, the "
+                "nvidia-cudnn-cu* package) or install the cuDNN version torch was built with, then check with "
+                "`python -c \"import torch; print(torch.backends.cudnn.version())\"`."), SRC_CUDNN)
         return findings
     coded = [e for e in t.errors if e.info is not None and e.kind in ("other_cuda", "oom")]
     bad = [e for e in coded if e.info is not None and e.info.klass in FAIL_CLASSES]
