@@ -149,32 +149,29 @@ TORCH_FIND_CODE = "import importlib.util, sys; sys.exit(0 if importlib.util.find
 the seconds an import of torch takes): exit 0 yes, 3 no."""
 
 
-def torch_note(python: str) -> str:
-    """What the confirmation says before a run whose Python cannot import torch (walk 35 #9: the dialog offered the run,
-    which failed at once): "" when it can, or when that cannot be told quickly (10 s)."""
+def _no_torch(ctx: ActionContext) -> Resolved | None:
+    """The refusal of a validation whose Python cannot import torch, asking for the plan's ``torch_python`` (walk 35 #9:
+    the dialog offered the run, which failed at once; walk 44: the run was then recorded as failed, though nothing of
+    the machine was tested). None when it can, or when that cannot be told quickly (10 s)."""
     from wizard.i18n import Msg
 
+    python, _ = target_python(ctx.plan)
     if python == sys.executable and torch_importable():  # bringup's own Python: asked in-process, no child
-        return ""
+        return None
     try:
         r = subprocess.run([python, "-c", TORCH_FIND_CODE], capture_output=True, timeout=10,
                            stdin=subprocess.DEVNULL)
     except FileNotFoundError:
-        return Msg("{python} was not found on this machine: the run will stop at once. Set torch_python in the plan "
-                   "(F2) to a Python that has PyTorch.", python=python)
+        return Resolved(manual=Msg("{python} was not found on this machine: there is no Python to run the validation "
+                                   "with. Set torch_python in the plan to a Python that has PyTorch (your training "
+                                   "environment's, e.g. /opt/venv/bin/python).", python=python), plan_key="torch_python")
     except (OSError, subprocess.TimeoutExpired):
-        return ""
+        return None
     if r.returncode == 3:
-        return Msg("{python} has no PyTorch (torch cannot be imported): the run will stop at once. Install PyTorch "
-                   "there, or set torch_python in the plan (F2) to a Python that has it.", python=python)
-    return ""
-
-
-def _notes(*notes: str) -> str:
-    """Notes for the confirmation, in order, the empty ones left out (each a piece of its own: shown translated)."""
-    from wizard.i18n import joined
-
-    return joined(" ", [n for n in notes if n])
+        return Resolved(manual=Msg("{python} has no PyTorch (torch cannot be imported), so the validation cannot run "
+                                   "with it. Set torch_python in the plan to a Python that has PyTorch (your training "
+                                   "environment's), or install PyTorch there.", python=python), plan_key="torch_python")
+    return None
 
 
 def gpu_count(ctx: ActionContext) -> int | None:
@@ -222,25 +219,19 @@ def _env(device: str, **more: str) -> dict[str, str]:
     return env
 
 
-def _run_notes(ctx: ActionContext, device: str, python: str) -> str:
-    """What every validation's confirmation says before it runs: a CPU run proves the software path only, and a
-    Python without PyTorch stops at once (walk 37 #1: gpu.stress said the first and not the second)."""
-    return _notes(cpu_note(ctx, device), torch_note(python))
-
-
 def _torchrun(python: str, nproc: int) -> list[str]:
     return [python, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}"]
 
 
 def resolve_gpu(ctx: ActionContext) -> Resolved:
     """``<python> bringup_validate.py gpu --device D [--quick]``: every visible GPU, one after another."""
-    missing = _missing_script() or _cuda_without_gpu(ctx)
+    missing = _missing_script() or _cuda_without_gpu(ctx) or _no_torch(ctx)
     if missing:
         return missing
     python, _ = target_python(ctx.plan)
     device = validate_device(ctx)
     return Resolved(ops=[{"argv": [python, str(script_path()), "gpu", "--device", device] + _quick(ctx.plan)}],
-                    env=_env(device), note=_run_notes(ctx, device, python))
+                    env=_env(device), note=cpu_note(ctx, device))
 
 
 def resolve_node(ctx: ActionContext) -> Resolved:
@@ -248,7 +239,7 @@ def resolve_node(ctx: ActionContext) -> Resolved:
     on cuda when nccl-tests' ``all_reduce_perf`` is on ``PATH``, ``all_reduce_perf -b 8 -e 4G -f 2 -g N
     -c 1`` (one process driving N GPUs; ``-c 1`` checks every result). ``NCCL_DEBUG=INFO`` makes both
     print NCCL's transport choice into the log."""
-    missing = _missing_script() or _cuda_without_gpu(ctx)
+    missing = _missing_script() or _cuda_without_gpu(ctx) or _no_torch(ctx)
     if missing:
         return missing
     python, _ = target_python(ctx.plan)
@@ -259,7 +250,7 @@ def resolve_node(ctx: ActionContext) -> Resolved:
     binary = shutil.which(NCCL_TESTS_BINARY) if device == "cuda" else None
     if binary:
         ops.append({"argv": [binary, "-b", "8", "-e", NCCL_TESTS_MAX_BYTES, "-f", "2", "-g", str(n), "-c", "1"]})
-    return Resolved(ops=ops, env=_env(device, NCCL_DEBUG="INFO"), note=_run_notes(ctx, device, python))
+    return Resolved(ops=ops, env=_env(device, NCCL_DEBUG="INFO"), note=cpu_note(ctx, device))
 
 
 def resolve_soak(ctx: ActionContext) -> Resolved:
@@ -267,7 +258,7 @@ def resolve_soak(ctx: ActionContext) -> Resolved:
     rank count (:func:`node_nproc`: one per GPU on cuda, :data:`CPU_NPROC` on cpu, ``validate_nproc``
     overrides) so that every GPU is loaded at once, as in training, and the all-reduce intervals
     (``soak_allreduce``) run too; one process only when that count is 1 (then GEMM alone)."""
-    missing = _missing_script() or _cuda_without_gpu(ctx)
+    missing = _missing_script() or _cuda_without_gpu(ctx) or _no_torch(ctx)
     if missing:
         return missing
     python, _ = target_python(ctx.plan)
@@ -276,20 +267,20 @@ def resolve_soak(ctx: ActionContext) -> Resolved:
     tail = [str(script_path()), "soak", "--device", device, "--minutes", f"{minutes:g}"] + _quick(ctx.plan)
     n = node_nproc(ctx, device)
     argv = _torchrun(python, n) + tail if n > 1 else [python] + tail
-    return Resolved(ops=[{"argv": argv}], env=_env(device), note=_run_notes(ctx, device, python))
+    return Resolved(ops=[{"argv": argv}], env=_env(device), note=cpu_note(ctx, device))
 
 
 def resolve_gemm_burnin(ctx: ActionContext, minutes: float) -> Resolved:
     """The GPU burn-in without DCGM (step ``gpu.stress``): ``<python> bringup_validate.py soak --device D --minutes M``
     in one process, i.e. sustained GEMM on every visible GPU with NVML sampling and the Xid/ECC/AER/remap counters
     read before and after (no all-reduce: that needs torchrun), judged like the soak."""
-    missing = _missing_script() or _cuda_without_gpu(ctx)
+    missing = _missing_script() or _cuda_without_gpu(ctx) or _no_torch(ctx)
     if missing:
         return missing
     python, _ = target_python(ctx.plan)
     device = validate_device(ctx)
     return Resolved(ops=[{"argv": [python, str(script_path()), "soak", "--device", device, "--minutes", f"{minutes:g}"]
-                          + _quick(ctx.plan)}], env=_env(device), note=_run_notes(ctx, device, python))
+                          + _quick(ctx.plan)}], env=_env(device), note=cpu_note(ctx, device))
 
 
 VALIDATE_PROBES = ("pci", "nvml")

@@ -102,8 +102,16 @@ def test_validate_node_human_output_and_nproc(tmp_path):
 
 
 def test_validate_with_a_python_that_cannot_start_fails_with_a_remedy(tmp_path):
-    r = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--device", "cpu", "--python",
-                str(tmp_path / "no-such-python"), "--json")
+    """A Python that does not exist is refused before anything runs (exit 3, nothing recorded); one that exists but
+    cannot be started (not executable: the torch check cannot tell) runs, and the supervisor's "could not start" fails
+    it with a remedy."""
+    gone = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--device", "cpu", "--python",
+                   str(tmp_path / "no-such-python"), "--json")
+    assert gone.returncode == 3 and "no-such-python was not found" in gone.stderr, gone.stderr
+    assert not list((tmp_path / "s").glob("builds/*/actions/*.log"))
+    python = tmp_path / "python"
+    python.write_text("not a program\n")  # no exec bit
+    r = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--device", "cpu", "--python", str(python), "--json")
     doc = json.loads(r.stdout)
     jsonschema.validate(doc, SCHEMA)
     assert doc["verdict"] == "fail" and r.returncode == 2
@@ -111,8 +119,8 @@ def test_validate_with_a_python_that_cannot_start_fails_with_a_remedy(tmp_path):
     assert f["id"] == "gpu.run" and "could not start" in f["message"] and "torch_python" in f["remedy"]
     assert doc["run"]["state"] == "failed"
     # --verbose prints the raw log: the supervisor's own line says why
-    human = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--device", "cpu", "--python",
-                    str(tmp_path / "no-such-python"), "--verbose")
+    human = bringup("--state", str(tmp_path / "s"), "validate", "gpu", "--device", "cpu", "--python", str(python),
+                    "--verbose")
     assert human.returncode == 2 and "# could not start" in human.stdout and "[FAIL] gpu.run" in human.stdout
 
 
@@ -199,7 +207,7 @@ def test_resolvers_pick_python_device_and_ranks(tmp_path, monkeypatch):
     gpu = v.resolve_gpu(_ctx())
     assert gpu.ops[0]["argv"][:2] == [sys.executable, str(v.script_path())]
     assert gpu.ops[0]["argv"][2:5] == ["gpu", "--device", "cpu"] and gpu.env["OMP_NUM_THREADS"] == "1"
-    assert v.resolve_gpu(_ctx({"torch_python": "/opt/venv/bin/python"})).ops[0]["argv"][0] == "/opt/venv/bin/python"
+    assert v.resolve_gpu(_ctx({"torch_python": sys.executable})).ops[0]["argv"][0] == sys.executable
     monkeypatch.setattr(v, "torch_importable", lambda: False)
     assert v.target_python({})[0] == "python3"
     monkeypatch.undo()
@@ -280,10 +288,11 @@ def test_a_validation_on_the_cpu_says_why_and_what_it_proves_before_it_runs():
     assert v.resolve_node(_ctx(pci_gpus=4, nvml_count=4)).note == ""
 
 
-def test_the_confirmation_says_before_the_run_when_its_python_has_no_torch(tmp_path):
-    """Walk 35 #9: gpu.validate's dialog offered the run with a python3 that has no torch; it failed at once. The
-    confirmation says so first (a real Python without torch; one that does not exist), and says nothing where torch
-    is there."""
+def test_a_validation_whose_python_has_no_torch_is_refused_asking_for_torch_python(tmp_path):
+    """Walk 35 #9: gpu.validate's dialog offered the run with a python3 that has no torch; it failed at once, and the
+    run was recorded as failed (walk 44) though nothing of the machine was tested. Every validation is now refused
+    before it runs, naming the Python and asking for the plan's torch_python (the TUI's dialog takes it there); a
+    Python that does not exist too; one with torch runs (a real Python without torch: a bare venv)."""
     import venv
 
     from wizard import validate as v
@@ -291,14 +300,37 @@ def test_the_confirmation_says_before_the_run_when_its_python_has_no_torch(tmp_p
     bare = tmp_path / "bare"
     venv.EnvBuilder(with_pip=False, system_site_packages=False).create(bare)
     python = str(bare / "bin" / "python")
-    # walk 37 #1: gpu.stress's burn-in without DCGM runs the same Python and said nothing
+    # walk 37 #1: gpu.stress's burn-in without DCGM runs the same Python
     for resolve in (v.resolve_gpu, v.resolve_node, v.resolve_soak, lambda c: v.resolve_gemm_burnin(c, 10)):
-        note = resolve(_ctx({"torch_python": python}, pci_gpus=4, nvml_count=4)).note
-        assert f"{python} has no PyTorch" in note and "stop at once" in note, note
-    gone = v.resolve_gpu(_ctx({"torch_python": "/nonexistent/python3"}, pci_gpus=4, nvml_count=4)).note
-    assert "/nonexistent/python3 was not found" in gone, gone
-    cpu = v.resolve_gpu(_ctx({"torch_python": python}, pci_gpus=0)).note
-    assert cpu.startswith("Runs on the CPU") and "has no PyTorch" in cpu, cpu  # both notes, the CPU's first
+        r = resolve(_ctx({"torch_python": python}, pci_gpus=4, nvml_count=4))
+        assert not r.ops and r.plan_key == "torch_python", r
+        assert f"{python} has no PyTorch" in r.manual and "cannot run" in r.manual, r.manual
+    gone = v.resolve_gpu(_ctx({"torch_python": "/nonexistent/python3"}, pci_gpus=4, nvml_count=4))
+    assert "/nonexistent/python3 was not found" in gone.manual and gone.plan_key == "torch_python", gone
+    ok = v.resolve_gpu(_ctx({"torch_python": sys.executable}, pci_gpus=0))  # this venv has torch (the test extra)
+    assert ok.ops and not ok.manual and ok.note.startswith("Runs on the CPU"), ok
+
+
+def test_the_cli_refuses_a_validation_without_torch_and_records_nothing(tmp_path):
+    """`bringup validate gpu` with a torch_python that has no torch: exit 3 (cannot run), the reason on standard error,
+    no run recorded (the step stays as it was: not failed)."""
+    import venv
+
+    bare = tmp_path / "bare"
+    venv.EnvBuilder(with_pip=False, system_site_packages=False).create(bare)
+    sd = tmp_path / "s"
+    env = env_for_cli()
+    subprocess.run(bringup_cmd("--state", str(sd), "plan", f"torch_python={bare / 'bin' / 'python'}"), check=True,
+                   capture_output=True, env=env, cwd=ROOT, timeout=120)
+    r = subprocess.run(bringup_cmd("--state", str(sd), "validate", "gpu", "--device", "cpu"), capture_output=True,
+                       text=True, env=env, cwd=ROOT, timeout=120)
+    assert r.returncode == 3, (r.returncode, r.stdout, r.stderr)
+    assert "has no PyTorch" in r.stderr and "torch_python" in r.stderr, r.stderr
+    assert not list(sd.glob("builds/*/actions/*.log"))
+    st = subprocess.run(bringup_cmd("--state", str(sd), "status", "--json"), capture_output=True, text=True, env=env,
+                        cwd=ROOT, timeout=120)
+    step = next(x for stage in json.loads(st.stdout)["stages"] for x in stage["steps"] if x["id"] == "gpu.validate")
+    assert step["status"] == "pending" and step["verdict"] is None, step
 
 
 def test_the_cli_confirmation_wraps_the_cpu_note_with_the_words_not_the_commands(tmp_path):
