@@ -417,3 +417,11 @@ def test_p2p_at_pcie_speed_on_an_nvswitch_board_fails():
     assert f.verdict is Verdict.FAIL and "PCIe speed" in f.message and "fabricmanager" in f.remedy
     ok = explain_text(text(PUBLIC / "p2pbandwidthlatencytest__8xa100-sxm4-80gb-nvswitch-healthy.txt"), "o")
     assert ok.verdict is Verdict.PASS
+
+
+def test_nvbandwidth_with_only_ungraded_testcases_says_so_not_no_measurement():
+    """Held-out round 121: bidirectional host copies alone were reported (skip) and, beside them, "no measurement in
+    this paste": the unknown now says that only ungraded testcases ran."""
+    r = explain_text(text(PUBLIC / "nvbandwidth__2x-rtx5060ti-risers-h2d-bidir-18gbps-ce-22gbps-sm-even.txt"))
+    unknown = [f for f in r.findings if f.verdict is Verdict.UNKNOWN]
+    assert unknown and "only testcases" in unknown[0].message and "no measurement" not in unknown[0].message

@@ -371,3 +371,26 @@ def test_dcgm_exporter_metrics_are_judged_as_the_dcgm_fields_they_are() -> None:
     # no gpu label: nothing to judge, said
     none = dcgm.judge_dmon(parse_dcgm_exporter('DCGM_FI_DEV_XID_ERRORS{Hostname="a"} 0\n'), "", {})
     assert [f.verdict for f in none] == [Verdict.UNKNOWN]
+
+
+def test_dcgmi_modules_that_failed_to_load_warn_with_what_they_take_away():
+    """Held-out round 118: `dcgmi modules -l` with Profiling "Failed to load": no profiling fields; Diag or Core failing
+    fails (synthetic rows); lazy "Not loaded" modules pass."""
+    r = explain_text(text(PUBLIC / "dcgmi-modules-l__profiling-module-failed-to-load.txt"))
+    assert r.kind == "dcgmi-modules"
+    f = r.findings[0]
+    assert f.id == "driver.dcgm" and f.verdict is Verdict.WARN and "Profiling" in f.message
+    diag = dcgm.judge_modules_text("List Modules\n| 7         | Diag               | Failed to load        |\n", {})
+    assert diag[0].verdict is Verdict.FAIL
+    ok = dcgm.judge_modules_text("List Modules\n| 0         | Core               | Loaded                |\n"
+                                 "| 7         | Diag               | Not loaded            |\n", {})
+    assert ok[0].verdict is Verdict.PASS
+
+
+def test_dcgmi_stats_is_a_job_report_not_a_health_check():
+    """Held-out round 118: a job's `dcgmi stats` report was read as `dcgmi health -c`. It is its own kind: a job with
+    its events at 0 passes for the job; one that recorded no process says nothing (unknown)."""
+    ok = explain_text(text(PUBLIC / "dcgmi-stats__slurm-epilog-job-232-single-gpu-no-ecc-no-xid-overall-healthy-partial.txt"))
+    assert ok.kind == "dcgmi-stats" and ok.findings[0].verdict is Verdict.PASS and "job 232" in ok.findings[0].message
+    empty = explain_text(text(PUBLIC / "dcgmi-stats-j__a100-mig-ci-job-0-processes-power-na-not-supported.txt"))
+    assert empty.kind == "dcgmi-stats" and empty.findings[0].verdict is Verdict.UNKNOWN

@@ -530,3 +530,16 @@ def test_udev_failing_to_modprobe_the_nvidia_modules_fails_the_kernel_module():
     mod = [f for f in r.findings if f.id == "driver.kernel_module"]
     assert r.verdict.value == "fail" and [f.verdict.value for f in mod] == ["fail"]
     assert "modprobe nvidia-uvm" in " ".join(mod[0].evidence)
+
+
+def test_ubuntus_branch_named_driver_package_and_a_branch_older_than_the_data():
+    """Held-out round 119: Ubuntu 16.04's nvidia-367 ("NVIDIA binary driver - version 367.57") is the driver package;
+    R367 is older than every branch in the lifecycle data (all past end of life), so it warns as past end of life."""
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "driver" / "dpkg-l-grep-nvidia__geforce610m-ubuntu16.04-nvidia-367.57-consistent-"
+                                              "packages.txt"))
+    got = {f.id: f for f in r.findings}
+    assert got["driver.installed"].verdict is Verdict.PASS and "367.57" in got["driver.installed"].message
+    life = got["driver.branch_lifecycle"]
+    assert life.verdict is Verdict.WARN and "older than every branch" in life.message

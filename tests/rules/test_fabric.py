@@ -505,3 +505,31 @@ def test_ethtool_no_link_with_the_drivers_reason_fails_and_without_one_warns():
     assert bad[0].verdict is Verdict.FAIL and "Unsupported cable" in bad[0].message
     plain = fabric.judge_ethtool(parse_ethtool(base + "\n"), "", {})
     assert plain[0].verdict is Verdict.WARN
+
+
+def test_roce_transport_counters_in_hw_counters_warn_as_lost_packets():
+    """Held-out round 117: a RoCE port's hw_counters (grep "" of sysfs) with 91316 ack timeouts and millions of
+    out-of-sequence packets were not read; they warn multinode.ib_counters as packets lost and retried."""
+    r = explain_text(text(PUBLIC / "hw-counters__roce-mlx5-0-local-ack-timeout-91316-out-of-sequence-packet-seq-errors-"
+                                   "partial.txt"))
+    f = next(f for f in r.findings if f.id == "multinode.ib_counters")
+    assert f.verdict is Verdict.WARN and "mlx5_0 port 1" in f.message and "local_ack_timeout_err 91316" in f.message
+    assert "PFC" in f.remedy and any("hw_counters/out_of_sequence:6140236" in e for e in f.evidence)
+
+
+def test_ibdev2netdev_v_reads_each_ports_own_state():
+    """Held-out round 117: `ibdev2netdev -v` (PCI address, adapter, firmware, then "port 1 (ACTIVE) ==> ib0 (Up)")."""
+    ports = parse_ib_ports(text(PUBLIC / "ibdev2netdev-v__mixed-connectx-hdr-ib0-active-cx4lx-and-vf-ports-down.txt")).ports
+    states = {p.ca: p.state for p in ports}
+    assert states["mlx5_5"] == "active" and states["mlx5_0"] == "down" and len(states) == 8
+
+
+def test_ibv_devinfo_gid_lines_are_read_as_the_roce_gid_table():
+    """Held-out round 117: an `ibv_devinfo -v` excerpt of a port's GID lines: GID 3 is a RoCE v2 GID of the IPv4
+    address 200.0.209.6, the one NCCL uses."""
+    r = explain_text(text(PUBLIC / "ibv_devinfo-v__a100-roce-bond-link-up-gid-table-v1-v2-ipv4-index-3-partial.txt"))
+    f = next(f for f in r.findings if f.id == "multinode.roce_gid")
+    assert f.verdict is Verdict.PASS and "index 3 = 200.0.209.6" in f.message
+    from wizard.parsers.fabric import _mapped_ipv4
+
+    assert _mapped_ipv4("0000:0000:0000:0000:0000:ffff:c800:d106") == "200.0.209.6"

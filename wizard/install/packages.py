@@ -22,8 +22,10 @@ DRIVER_CORE = lazy_re(
     r"|nvidia-compute-utils-\d{3}(?:-server)?|nvidia-headless(?:-no-dkms)?-\d{3}(?:-server)?(?:-open)?"
     r"|kmod-nvidia-(?:open|latest)-dkms|nvidia-kmod-common|nvidia-driver-(?:cuda|libs|cuda-libs)|nvidia-open(?:-\d{3})?"
     r"|cuda-drivers(?:-\d{3})?|nvidia-kernel-(?:open-)?dkms|nvidia-open-kernel-dkms|dkms-nvidia|libnvidia-ml1?|nvidia-smi"
-    r"|libcuda1|nvidia-compute-G0\d|nvidia-open-driver-G0\d(?:-signed)?(?:-cuda)?-kmp-\w+|nvidia-driver-G0\d-kmp-\w+")
-"""Packages whose version is the driver's version (Ubuntu/Debian, NVIDIA's repositories, RHEL, SUSE names).
+    r"|libcuda1|nvidia-compute-G0\d|nvidia-open-driver-G0\d(?:-signed)?(?:-cuda)?-kmp-\w+|nvidia-driver-G0\d-kmp-\w+"
+    r"|nvidia-\d{3}(?:-updates)?|libcuda1-\d{3}(?:-updates)?")
+"""Packages whose version is the driver's version (Ubuntu/Debian, NVIDIA's repositories, RHEL, SUSE names; Ubuntu's
+branch-named nvidia-331 … nvidia-384 and libcuda1-3xx before 18.04, "NVIDIA binary driver - version 367.57").
 Not nvidia-settings (versioned on its own) and not linux-modules-nvidia-* (versioned by kernel)."""
 
 KMOD_OPEN = lazy_re(r"nvidia-dkms-\d{3}(?:-server)?-open|kmod-nvidia-open-dkms|nvidia-kernel-open-dkms|nvidia-open-kernel-dkms"
@@ -36,7 +38,8 @@ kmod-nvidia-open-dkms, nvidia-kernel-open-dkms; Debian nvidia-open-kernel-dkms; 
 KMOD_PROPRIETARY = lazy_re(r"nvidia-dkms-\d{3}(?:-server)?|kmod-nvidia-latest-dkms|nvidia-kernel-dkms"
                               r"|linux-modules-nvidia-\d{3}(?:-server)?-(?!open-).*|nvidia-driver-G0\d-kmp.*"
                               r"|nvidia-driver-\d{3}(?:-server)?|nvidia-headless(?:-no-dkms)?-\d{3}(?:-server)?"
-                              r"|nvidia-kernel-source-\d{3}(?:-server)?|nvidia-tesla(?:-\d+)?-kernel-dkms|cuda-drivers(?:-\d{3})?")
+                              r"|nvidia-kernel-source-\d{3}(?:-server)?|nvidia-tesla(?:-\d+)?-kernel-dkms|cuda-drivers(?:-\d{3})?"
+                              r"|nvidia-\d{3}(?:-updates)?")
 """Packages that install or select the PROPRIETARY kernel modules. Other module packages (e.g. a
 distribution's dkms-nvidia, which may build either source) tell nothing about the flavour."""
 

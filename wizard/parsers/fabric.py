@@ -294,8 +294,10 @@ def _parse(text: str) -> IbPorts:
         key = (m.group(1), sat_int(m.group(2)) or 0)
         # the netdev's state (operstate), not the port's own: an IPoIB or RoCE netdev has carrier only on an Active
         # port, so Up reads as active and Down as down; ibstat says the port's state and rate
-        sysfs.setdefault(key, {"state_raw": f"{m.group(4)} (netdev {m.group(3)})",
-                               "state": "active" if m.group(4) == "Up" else "down"})
+        own = m.group("port_state")  # -v: the port's own state, which the netdev's follows
+        sysfs.setdefault(key, {"state_raw": f"{own} (netdev {m.group(4)} {m.group(5)})" if own else
+                               f"{m.group(5)} (netdev {m.group(4)})",
+                               "state": own.lower() if own else "active" if m.group(5) == "Up" else "down"})
         sysfs_lines.setdefault(key, []).append(raw.strip())
         origin[key] = "ibdev2netdev"
     have = {(x.ca, x.port) for x in b.ports}
@@ -326,7 +328,10 @@ def _parse(text: str) -> IbPorts:
 _RDMA_LINK = lazy_re(r"^\s*(?:\d+/\d+:\s*(?:link\s+)?|link\s+)([\w.-]+)/(\d+):?\s+(.*?\bstate\s+\S+.*)$")
 # NVIDIA (Mellanox) OFED's ibdev2netdev: "mlx5_0 port 1 ==> ibs108 (Down)" (the RDMA device, its port, its netdev and
 # the netdev's state; MLNX_OFED user manual, ibdev2netdev)
-_IBDEV2NETDEV = lazy_re(r"^\s*([\w.-]+) port (\d+) ==> (\S+) \((Up|Down)\)\s*$")
+_IBDEV2NETDEV = lazy_re(r"^\s*(?:[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s+)?([\w.-]+)(?:\s+\(.*?)?"
+                        r" port (\d+)(?: \((?P<port_state>[A-Z_]+)\s*\))? ==> (\S+) \((Up|Down)\)\s*$")
+"""ibdev2netdev's line; with -v the PCI address, the adapter's part number, name and firmware come first and the RDMA
+port's own state follows the port ("port 1 (ACTIVE) ==> ib0 (Up)")."""
 _SYSFS_PORT = lazy_re(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(state|phys_state|rate|link_layer):(.*)$")
 
 
@@ -413,6 +418,16 @@ _SYSFS_COUNTER_NAMES = {
 """The kernel's per-port counter files (/sys/class/infiniband/DEV/ports/N/counters/NAME; Linux
 Documentation/ABI/stable/sysfs-class-infiniband) under their perfquery names (InfiniBand Architecture Specification
 Vol. 1, PortCounters)."""
+HW_COUNTERS = frozenset({
+    "local_ack_timeout_err", "out_of_sequence", "packet_seq_err", "implied_nak_seq_err", "duplicate_request",
+    "rnr_nak_retry_err", "req_cqe_error", "resp_cqe_error", "req_cqe_flush_error", "resp_cqe_flush_error",
+    "req_remote_access_errors", "req_remote_invalid_request", "resp_remote_access_errors", "resp_local_length_error",
+    "out_of_buffer", "rx_icrc_encapsulated", "np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled",
+    "rp_cnp_ignored", "roce_adp_retrans", "roce_adp_retrans_to", "roce_slow_restart", "roce_slow_restart_cnps",
+    "roce_slow_restart_trans"})
+"""The RDMA device's own per-port counters (/sys/class/infiniband/DEV/ports/N/hw_counters/NAME: mlx5's transport
+retries, sequence errors, completion errors and RoCE congestion notifications; Linux drivers/infiniband/hw/mlx5/
+counters.c), read under their own names."""
 _SYSFS_BANNER = lazy_re(r"^=+\s*(?:\S*/)?([A-Za-z][A-Za-z0-9_]*)\s*=+$")
 
 
@@ -431,11 +446,12 @@ def parse_sysfs_counters(text: str) -> list[PortCounters]:
         if b:
             pending = b.group(1) if b.group(1) in _SYSFS_COUNTER_NAMES else ""
             continue
-        m = re.match(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/counters/([A-Za-z][A-Za-z0-9_]*):\s*(\d+)\s*$", s)
-        if m and m.group(3) in _SYSFS_COUNTER_NAMES:
+        m = re.match(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(hw_)?counters/([A-Za-z][A-Za-z0-9_]*):\s*(\d+)\s*$",
+                     s)
+        if m and (m.group(4) in _SYSFS_COUNTER_NAMES or m.group(3) and m.group(4) in HW_COUNTERS):
             blk = blocks.setdefault((m.group(1), m.group(2)), PortCounters(port=m.group(2),
                                                                            header=f"{m.group(1)} port {m.group(2)}"))
-            blk.counters[_SYSFS_COUNTER_NAMES[m.group(3)]] = sat_int(m.group(4))
+            blk.counters[m.group(4) if m.group(3) else _SYSFS_COUNTER_NAMES[m.group(4)]] = sat_int(m.group(5))
             blk.lines.append(s)
             continue
         if pending and re.fullmatch(r"\d{1,40}", s):
@@ -496,7 +512,7 @@ def detect_perfquery(text: str) -> float:
                                                                  r"link_downed_counter)\w*=", text, re.M):
         return 0.95  # ibdiagnet2.pm
     if "PortXmitData" not in text and "SymbolErrorCounter" not in text and not _PQ_HEAD.search(text):
-        if "link_downed" in text or "symbol_error" in text:  # the kernel's counter files, parsed once
+        if "link_downed" in text or "symbol_error" in text or "/hw_counters/" in text:  # the kernel's files, parsed once
             return 0.9 if sum(len(b.counters) for b in parse_sysfs_counters(text[:200_000])) >= 5 else 0.0
         return 0.0
     lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
@@ -1338,9 +1354,31 @@ _SHOW_GIDS_ROW = lazy_re(r"^\s*(?P<dev>[\w.-]+)\s+(?P<port>\d{1,3})\s+(?P<index>
                          r"(?:\s+(?P<ipv4>\d{1,3}(?:\.\d{1,3}){3}))?\s+(?P<ver>v[12])\b(?:\s+(?P<netdev>\S+))?\s*$")
 
 
+_DEVINFO_GID = lazy_re(r"^\s*GID\[\s*(?P<index>\d{1,4})\]:\s*(?P<gid>[0-9a-fA-F:.]{2,45}),\s*RoCE (?P<ver>v[12])\s*$")
+"""A RoCE GID as ``ibv_devinfo -v`` prints it under its port ("GID[  3]:  ::ffff:200.0.209.6, RoCE v2")."""
+
+
 def detect_show_gids(text: str) -> float:
-    """0.95 for ``show_gids`` output: its "DEV PORT INDEX GID IPv4 VER DEV" header."""
-    return 0.95 if re.search(r"^\s*DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV\s*$", text[:100_000], re.M) else 0.0
+    """0.95 for ``show_gids`` output: its "DEV PORT INDEX GID IPv4 VER DEV" header; 0.85 for an ``ibv_devinfo -v``
+    excerpt of RoCE GID lines without its hca_id block (the whole output is read as its ports, ``ib-ports``)."""
+    head = text[:100_000]
+    if re.search(r"^\s*DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV\s*$", head, re.M):
+        return 0.95
+    if not re.search(r"^\s*hca_id:", head, re.M) and any(_DEVINFO_GID.match(ln) for ln in head.splitlines()):
+        return 0.85
+    return 0.0
+
+
+def _mapped_ipv4(gid: str) -> str:
+    """The IPv4 address of an IPv4-mapped GID ("::ffff:200.0.209.6", "0000:...:ffff:c800:d106"), else ""."""
+    m = re.search(r"ffff:(\d{1,3}(?:\.\d{1,3}){3})$", gid)
+    if m:
+        return m.group(1)
+    m = re.fullmatch(r"(?:0{1,4}:){5}ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})", gid)
+    if m:
+        a, b = int(m.group(1), 16), int(m.group(2), 16)
+        return f"{a >> 8}.{a & 255}.{b >> 8}.{b & 255}"
+    return ""
 
 
 def parse_show_gids(text: str) -> list[GidRow]:
@@ -1348,10 +1386,25 @@ def parse_show_gids(text: str) -> list[GidRow]:
     gid_attrs: columns DEV PORT INDEX GID IPv4 VER DEV), in order; the header, its dashes and "n_gids_found=N" are
     skipped. Never raises."""
     rows: list[GidRow] = []
+    dev, port = "", 1  # an ibv_devinfo -v excerpt: the device its command named (-d), the port line above the GIDs
     for raw in text.splitlines():
         m = _SHOW_GIDS_ROW.match(raw)
         if m and not _SHOW_GIDS_HEAD.match(raw):
             rows.append(GidRow(m.group("dev"), sat_int(m.group("port")), sat_int(m.group("index")),
                                m.group("gid").lower(), m.group("ipv4") or "", m.group("ver"), m.group("netdev") or "",
+                               raw.strip()))
+            continue
+        d = re.search(r"\bibv_devinfo\b.*?(?:-d|--ib-dev(?:=|\s))\s*([\w.-]+)", raw) or re.match(r"^\s*hca_id:\s*(\S+)", raw)
+        if d:
+            dev = d.group(1)
+            continue
+        pm = re.match(r"^\s*port:\s*(\d{1,3})\s*$", raw)
+        if pm:
+            port = sat_int(pm.group(1))
+            continue
+        g = _DEVINFO_GID.match(raw)
+        if g:
+            gid = g.group("gid").lower()
+            rows.append(GidRow(dev, port, sat_int(g.group("index")), gid, _mapped_ipv4(gid), g.group("ver"), "",
                                raw.strip()))
     return rows

@@ -531,7 +531,7 @@ def parse_ulimit(text: str) -> dict[str, tuple[str, str]]:
         if p and p.group(1) in _PROC_LIMITS_LETTER:
             soft = p.group(2)
             if p.group(4) == "bytes" and soft.isdigit():
-                soft = str(int(soft) // 1024)
+                soft = str(sat_int(soft) // 1024)
             out.setdefault(_PROC_LIMITS_LETTER[p.group(1)], (soft, raw.strip()))
             continue
         a = _ULIMIT_ASKED.match(raw)

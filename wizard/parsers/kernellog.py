@@ -301,18 +301,23 @@ def _records(text: str) -> tuple[list[LogRecord], set[str], int, int]:
     last_mono: float | None = None
     rel_clock: float | None = None
     nonblank = 0
+    after_blank = False
     for i, (line, p) in enumerate(zip(lines, parsed)):
         if not line.strip():
+            after_blank = True
             continue
         nonblank += 1
         stripped = line.strip()
+        blank_before, after_blank = after_blank, False
         if _JOURNAL_META.match(stripped):
             if _BOOT_META.match(stripped) and records:
                 boot += 1
                 last_mono = None
             continue
         if p is None:
-            if any_prefixed and records:  # continuation of the previous message
+            # continuation of the previous message; not a line at the left edge after a blank line (held-out round
+            # 119: an installer's own "WARNING: ..." after the kernel messages it quoted)
+            if any_prefixed and records and not (blank_before and line[:1] not in " \t"):
                 records[-1].raw.append(line)
                 _set(records[-1], "msg", (records[-1].msg + " " + stripped).strip())
                 continue
@@ -473,6 +478,11 @@ NVRM_PROBE_FAIL_RE = lazy_re(r"NVRM: (?:The NVIDIA probe routine failed for \d+ 
                                 r"(?:graphics adapters|devices) were initialized|No NVIDIA (?:graphics adapter|devices?) "
                                 r"(?:probed|found))", re.I)
 PROBE_NOT_CALLED_RE = lazy_re(r"NVRM: The NVIDIA probe routine was not called for (?P<n>\d+) device", re.I)
+MODULE_SYMBOL_RE = lazy_re(r"^(?P<mod>nvidia(?:[_-][a-z]+)?|nv_peer_mem|gdrdrv): (?:Unknown symbol (?P<sym>\S+)|"
+                           r"disagrees about version of symbol (?P<sym2>\S+))")
+"""The module loader refusing an NVIDIA module (or the GPUDirect RDMA / GDRCopy module) because a symbol it needs is
+missing from the running kernel or another module, or has another version (kernel/module.c: "Unknown symbol",
+"disagrees about version of symbol"): the module was built for another kernel or RDMA stack."""
 CONFLICT_HINT_RE = lazy_re(r"nouveau, rivafb, nvidiafb or rivatv|obtained ownership of the NVIDIA device", re.I)
 ALREADY_BOUND_RE = lazy_re(r"NVRM: GPU (?P<bus>" + _BDF_RE + r") is already bound to (?P<drv>[\w-]+)")
 NOUVEAU_RE = lazy_re(r"^(?:nouveau (?P<bus>" + _BDF_RE + r"):|nouveau\s+\[[^\]]*\]\[(?P<bus2>" + _BDF_RE + r")\]"
@@ -516,6 +526,18 @@ AER_FAIL_RE = lazy_re(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): (?:AER: )?(?
 AER_CONTEXT_RE = lazy_re(r"^(?P<drv>[\w-]+) (?P<dev>" + _BDF_RE + r"): (?:AER: )?(?:broadcast error_detected message"
                             r"|device has no AER-aware driver|Error of this Agent is reported first|AER: .*"
                             r"|can't find device of ID\w+)", re.I)
+IOMMU_FAULT_RE = lazy_re(
+    r"(?:^(?P<drv>[\w-]+) (?P<dev1>" + _BDF_RE + r"): )?(?:AMD-Vi|iommu ivhd\d+): Event logged \[IO_PAGE_FAULT "
+    r"(?:device=(?P<dev2>" + _BDF_RE + r") )?domain=0x[0-9a-fA-F]+ address=0x(?P<addr>[0-9a-fA-F]+)"
+    r"|DMAR: ?\[(?:DMA|INTR-REMAP) (?:Read|Write)?[^\]]*\] (?:NO_PASID )?Request device \[(?P<dev3>" + _BDF_RE + r")\]"
+    r"(?: PASID \w+)? fault (?:addr|index) (?:0x)?(?P<addr2>[0-9a-fA-F]+)")
+"""An IOMMU translation fault: a device's DMA to an address its IOMMU domain does not map. AMD
+(drivers/iommu/amd/iommu.c, amd_iommu_report_page_fault: "<driver> <bdf>: AMD-Vi: Event logged [IO_PAGE_FAULT
+domain=... address=... flags=...]", older kernels "[IO_PAGE_FAULT device=07:00.0 domain=...]") and Intel VT-d
+(drivers/iommu/intel/dmar.c, dmar_fault_do_one: "DMAR: [DMA Read NO_PASID] Request device [07:00.0] fault addr 0x...
+[fault reason 0x06] PTE Read access is not set")."""
+
+
 LIMITED_RE = lazy_re(r"^(?:pci|[\w-]+) (?P<dev>" + _BDF_RE + r"): (?P<avail>[\d.]+) Gb/s available PCIe bandwidth, "
                         r"limited by (?P<speed>[\d.]+) GT/s (?:PCIe )?x(?P<width>\d+) link at (?P<port>[^\s(]+)\s*"
                         r"(?:\(capable of (?P<cap>[\d.]+) Gb/s with (?P<cspeed>[\d.]+) GT/s (?:PCIe )?x(?P<cwidth>\d+) link\))?",
@@ -752,6 +774,14 @@ def _parse(text: str, log: KernelLog) -> None:
                                               {"code": sat_int(m.group("code")), "fatal": sx.group(1).lower() == "fatal",
                                                "switch": m.group("sw"), "text": sx.group(2)}, list(rec.raw)))
             continue
+        # ---- an NVIDIA or GPUDirect module that does not fit the running kernel or RDMA stack
+        m = MODULE_SYMBOL_RE.match(msg)
+        if m:
+            log.events.append(KernelEvent("driver_conflict", rec, "", {"what": "unknown_symbol",
+                                                                       "module": m.group("mod"),
+                                                                       "symbol": m.group("sym") or m.group("sym2")},
+                                          list(rec.raw)))
+            continue
         # ---- user space and kernel module from two driver versions (NVRM prints it over three or four lines)
         m = API_MISMATCH_RE.search(msg)
         if m:
@@ -816,6 +846,14 @@ def _parse(text: str, log: KernelLog) -> None:
             bm = re.search(r"(?:PCI:|GPU at PCI:)(?P<bus>" + _BDF_RE + r")", msg)
             b = bus_id(bm.group("bus")) if bm else ""
             log.events.append(KernelEvent("gsp_timeout", rec, b, {}, list(rec.raw)))
+            continue
+        # ---- an IOMMU blocked a device's DMA
+        m = IOMMU_FAULT_RE.search(msg)
+        if m:
+            dev = bus_id(m.group("dev1") or m.group("dev2") or m.group("dev3") or "")
+            log.events.append(KernelEvent("iommu_fault", rec, dev, {"driver": m.group("drv") or "",
+                                                                    "vendor": "AMD-Vi" if m.group("addr") else "DMAR"},
+                                          list(rec.raw)))
             continue
         # ---- PCIe "limited by"
         m = LIMITED_RE.match(msg)

@@ -655,7 +655,11 @@ def judge_nvbandwidth_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     out += nvbandwidth_count(nb, exp)
     out += nvbandwidth_reported(nb)
     if not any(f.verdict != Verdict.SKIP for f in out):
-        out.append(Finding("gpu.host_bandwidth", Verdict.UNKNOWN, (Msg('nvbandwidth: no measurement in this paste (a list of its testcases, or a run cut before its first result)') + (Msg(' ({n_waived} waived)', n_waived=len(nb.waived)) if nb.waived else '')), "host",
+        # only ungraded testcases (held-out round 121: bidirectional copies alone): measured, but nothing judged
+        said = (Msg("nvbandwidth: only testcases bringup reports without grading ran (above): nothing here judges the "
+                    "host or peer links") if out else
+                Msg('nvbandwidth: no measurement in this paste (a list of its testcases, or a run cut before its first result)'))
+        out.append(Finding("gpu.host_bandwidth", Verdict.UNKNOWN, (said + (Msg(' ({n_waived} waived)', n_waived=len(nb.waived)) if nb.waived else '')), "host",
                            tuple(nb.waived[:4]) or _nonempty(text),
                            "Run `nvbandwidth -t host_to_device_memcpy_ce -t device_to_host_memcpy_ce -t "
                            "device_to_device_memcpy_read_ce` and paste the whole output.", SRC_NVBW))

@@ -825,3 +825,93 @@ def installed_l2(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Findin
 def installed_l3(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding]:
     """Check of ``node.dcgm_l3`` (probes ``driver_dpkg``, ``driver_rpm``): :func:`_installed_check`."""
     return _installed_check(3, out)
+
+
+# ------------------------------------------------------------------ dcgmi modules -l
+
+SRC_MODULES = ("dcgmi-modules(1), DCGM documentation (https://docs.nvidia.com/datacenter/dcgm/latest/reference/"
+               "command-line-reference/dcgmi/dcgmi-modules.html): modules are loaded lazily when an API first needs "
+               "them ('Not loaded' is normal); Core is always loaded; 7 Diag runs the active diagnostics, 4 Health the "
+               "background health watches, 8 Profiling the profiling metrics")
+MODULE_NEEDS = {"Core": N_("nothing of DCGM works"), "Diag": N_("dcgmi diag cannot run"),
+                "Health": N_("no background health watch can run"),
+                "Profiling": N_("no profiling field (tensor, SM, DRAM activity) can be sampled"),
+                "NvSwitch": N_("NVSwitches and their links are not monitored")}
+"""What a module that failed to load takes away (the modules' purposes in dcgmi-modules(1))."""
+
+
+def judge_modules_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``driver.dcgm`` from ``dcgmi modules -l``: Core or Diag failed to load fails (DCGM, or its diagnostic, cannot
+    run); any other module that failed to load warns with what it takes away; loaded, not loaded (lazy) or denylisted
+    modules pass."""
+    from wizard.parsers.dcgm import parse_dcgmi_modules
+
+    rows = parse_dcgmi_modules(text)
+    if not rows:
+        return [Finding("driver.dcgm", Verdict.UNKNOWN, "no module row could be read from this dcgmi modules output",
+                        "host", tuple(ln for ln in text.splitlines() if ln.strip())[:4],
+                        "Paste the whole `dcgmi modules -l` output.", SRC_MODULES)]
+    failed = [r for r in rows if r[2].lower() == "failed to load"]
+    if not failed:
+        loaded = [r[1] for r in rows if r[2].lower() == "loaded"]
+        return [Finding("driver.dcgm", Verdict.PASS,
+                        Msg("DCGM's host engine lists {n} modules, none failed to load (loaded: {loaded}; the others "
+                            "load when first used)", n=len(rows), loaded=", ".join(loaded) or "-"), "host",
+                        tuple(r[3] for r in rows[:10]), "", SRC_MODULES)]
+    worst = Verdict.FAIL if any(r[1] in ("Core", "Diag") for r in failed) else Verdict.WARN
+    said = SEMICOLON.join(Msg("{name}: {lost}", name=r[1], lost=Msg(MODULE_NEEDS[r[1]]) if r[1] in MODULE_NEEDS
+                              else Msg("its features are unavailable")) for r in failed)
+    return [Finding("driver.dcgm", worst, Msg("DCGM module(s) failed to load: {said}", said=said), "host",
+                    tuple(r[3] for r in failed), "Read the host engine's log for the module's error (`journalctl -u "
+                    "nvidia-dcgm`, or /var/log/nv-hostengine.log; `nv-hostengine -f <log> --log-level debug`), check "
+                    "that DCGM's packages match the driver's CUDA major version (datacenter-gpu-manager-4-cuda<N>), "
+                    "that no other profiler holds the GPUs' counters (Profiling), and restart nvidia-dcgm.",
+                    SRC_MODULES)]
+
+
+# ------------------------------------------------------------------ dcgmi stats (job statistics)
+
+SRC_STATS = ("DCGM user guide, Job Statistics (dcgmi stats: per-job ECC, PCIe replay and Xid events, and an overall "
+             "health), https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/feature-overview.html: statistics "
+             "are recorded only while job recording runs for the group's GPUs (dcgmi stats -e, -s, -x)")
+STATS_EVENTS = ("Double Bit ECC Errors", "Critical XID Errors", "Single Bit ECC Errors", "PCIe Replay Warnings")
+
+
+def judge_stats_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``health.dcgm_health`` from ``dcgmi stats -j JOB``: a double-bit ECC error or a critical Xid during the job
+    fails; single-bit ECC errors or PCIe replays, or an overall health other than Healthy, warn; all of them 0 with
+    Healthy passes for the job's time. A report that counted no process of the job recorded nothing (accounting off, or a MIG instance): unknown. Unit: counts of events."""
+    from wizard.parsers.dcgm import parse_dcgmi_stats
+    from wizard.common import to_int
+
+    rows = parse_dcgmi_stats(text)
+    job = re.search(r"statistics for job:?\s*([\w.-]+?)\.?\s*$", text, re.M)
+    who = Msg("job {job}", job=job.group(1)) if job else Msg("this job")
+    events = {k: rows[k] for k in STATS_EVENTS if k in rows}
+    counts = {k: to_int(v) for k, (v, _r) in events.items()}
+    health = rows.get("Overall Health", ("", ""))[0]
+    ev = tuple(r for k in (*STATS_EVENTS, "Overall Health", "No. of Processes") if k in rows for r in [rows[k][1]])
+    if not events or to_int(rows.get("No. of Processes", ("", ""))[0]) == 0:
+        return [Finding("health.dcgm_health", Verdict.UNKNOWN,
+                        Msg("{who}: DCGM recorded no process of the job on its GPUs: the job's statistics are empty "
+                            "(accounting was not collected for the GPUs or MIG instances it ran on), so they say nothing "
+                            "about the GPUs", who=who), "host", ev,
+                        "Watch the job on whole GPUs (`dcgmi stats -e` before it starts, `dcgmi stats -g <group> -s "
+                        "<job>` / `-x <job>` around it), or read the GPUs' own counters (`nvidia-smi -q -d "
+                        "ECC,ROW_REMAPPER`, `dmesg | grep Xid`).", SRC_STATS)]
+    bad = [(k, c) for k, c in counts.items() if c]
+    said = ", ".join(f"{k} {c}" for k, c in bad)
+    if any(k in ("Double Bit ECC Errors", "Critical XID Errors") for k, _c in bad):
+        return [Finding("health.dcgm_health", Verdict.FAIL, Msg("{who}: {said} during the job (DCGM overall health: "
+                                                                "{health})", who=who, said=said, health=health or "?"),
+                        "host", ev, "Read which GPU and which Xid (`dcgmi stats -v -j <job>`, `dmesg | grep Xid`), "
+                        "then follow the Xid's or the ECC error's action (health stage).", SRC_STATS)]
+    if bad or (health and health != "Healthy"):
+        return [Finding("health.dcgm_health", Verdict.WARN,
+                        Msg("{who}: {said} (DCGM overall health: {health})", who=who,
+                            said=said or Msg("no error count"), health=health or "?"), "host", ev,
+                        "Read the GPU's counters (`nvidia-smi -q -d ECC,PCIE`) and watch whether they grow over the "
+                        "next jobs.", SRC_STATS)]
+    return [Finding("health.dcgm_health", Verdict.PASS,
+                    Msg("{who}: no ECC error, PCIe replay or critical Xid during the job; DCGM overall health "
+                        "{health}", who=who, health=health or "?"), "host", ev, "", SRC_STATS)]

