@@ -361,8 +361,10 @@ class ActionScreen(Screen[None]):
         text = self.live.progress_line(self.app.basic)
         w = self.query_one("#action-progress", Static)
         width = w.content_region.width or max(20, self.app.size.width - 2)
-        # two rows at most, a longer one ends in an ellipsis (walk 20: cut mid-word at "ssh to"); the log has it all
-        w.update("\n".join(fit(text, width, 2, "..." if self.app.basic else "…")) if text else "")
+        # two rows at most (three with an error: walk 45 #2, its reason was cut off), a longer one ends in an
+        # ellipsis (walk 20: cut mid-word at "ssh to"); the log has it all
+        rows = 3 if self.live.vlog.errors else 2
+        w.update("\n".join(fit(text, width, rows, "..." if self.app.basic else "…")) if text else "")
         w.display = bool(text)
         if self.showing_results:
             self.update_results()

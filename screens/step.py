@@ -497,6 +497,10 @@ class StepScreen(Screen[None]):
         elif unverified:
             warning = _("the machine's check could not tell here ({verdict}): confirming records your word, not the "
                         "machine's.").format(verdict=_(unverified))
+        elif is_checked(self.build.step(step_id)) and not self.build.store.latest_check(step_id)[1]:
+            # walk 45 #4: a step the machine can check, confirmed before any check ran, said nothing of it
+            warning = _("this step has not been checked yet: confirming records your word, not the machine's "
+                        "(press c first to let the machine check it).")
         warned = self.build.status(step_id) is StepStatus.WARNED and step_id != HANDOVER_STEP
         if warned and not auto:  # walk 28 #2: "note (optional)", then refused in an English toast for want of one
             warning = _("this step's check warned: confirming accepts the warnings (the step stays warned, not "
@@ -584,7 +588,10 @@ class StepScreen(Screen[None]):
 
         ackable = self._ackable()
         if not ackable:
-            self.notify(_("nothing to acknowledge here: the last check of this step found no past event (x works on an "
+            never = b_checked(self.step) and not self._shown_state()[1]  # no check recorded yet (walk 45 #3)
+            self.notify(_("nothing to acknowledge yet: this step has not been checked (press c first; x then works on "
+                          "an old Xid or AER error the check reports)") if never else
+                        _("nothing to acknowledge here: the last check of this step found no past event (x works on an "
                           "old Xid or AER error the check reports)") if b_checked(self.step) else
                         _("nothing to acknowledge here: x works on an old Xid or AER error a check reports, and this "
                           "step has no check (what it shows comes from its action's run)"))

@@ -527,10 +527,14 @@ class LiveView:
             # the script's own status is not repeated: the run's (the launcher's) is in the header (walk 20: 143 here,
             # 1 there, for one cancelled run)
             # "after 0 s" read as if nothing ran (walk 36 #11: a facts-only run that reached no node)
-            return (_("tests finished after {seconds} s (the run's time adds Python's start-up)").format(
-                seconds=f"{dur:.0f}") if dur is not None and dur >= 0.5 else
-                _("tests finished in under a second (the run's time adds Python's start-up)") if dur is not None
-                else _("tests finished")) + err
+            # with an error the note on Python's start-up gives way to it (walk 45 #2: at 60x20 the error was cut to
+            # "the last:…")
+            return (_("tests finished after {seconds} s").format(seconds=f"{dur:.0f}") if err and dur is not None
+                    and dur >= 0.5 else
+                    _("tests finished after {seconds} s (the run's time adds Python's start-up)").format(
+                        seconds=f"{dur:.0f}") if dur is not None and dur >= 0.5 else
+                    _("tests finished in under a second (the run's time adds Python's start-up)") if dur is not None
+                    else _("tests finished")) + err
         p = vlog.last_progress()
         arrow = ">" if basic else "\u25b6"
         if p is None:  # before the first progress event: what the script is doing, in words (walk 23: "▶ counters")

@@ -1342,3 +1342,19 @@ def test_a_wrapped_commands_continuation_rows_are_not_wrapped_again(monkeypatch)
 
     command = "\n".join(r for r in rows if not r.strip().startswith("plain"))
     assert shlex.split(re.sub(r"\\\n", "", command).strip()[2:])[-1] == path
+
+
+def test_run_says_when_the_steps_last_check_passes_before_a_system_change(tmp_path):
+    """Walk 45 #10: `bringup run os.nouveau` on a node whose check passed asked "Run it? [y/N]" with no word that the
+    machine needs nothing, which the TUI's dialog says. The CLI's confirmation says it too (here: nouveau is not
+    loaded on this VM, so os.nouveau passes)."""
+    sd = str(tmp_path / "s")
+    for args in (("--dry-run", "run", "os.nouveau"), ("check",)):  # a build first (check records into one)
+        subprocess.run(bringup_cmd("--state", sd, *args), capture_output=True, text=True, env=env_for_cli(), cwd=ROOT,
+                       timeout=300)
+    st = subprocess.run(bringup_cmd("--state", sd, "status"), capture_output=True, text=True, env=env_for_cli(),
+                        cwd=ROOT, timeout=120).stdout
+    assert re.search(r"os\.nouveau\s+passed", st), st
+    r = subprocess.run(bringup_cmd("--state", sd, "--dry-run", "run", "os.nouveau"), capture_output=True, text=True,
+                       env=env_for_cli(), cwd=ROOT, timeout=120)
+    assert "last check passes: the machine needs nothing from this action" in r.stdout, r.stdout

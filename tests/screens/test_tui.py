@@ -2782,3 +2782,25 @@ def test_help_keys_stand_in_one_column_whatever_their_length():
         one_letter = [ln for ln in lines if re.match(r"^  \S {6}\S", ln)]
         assert len(one_letter) > 12  # "  c      check ...": words at cell 9
         assert not any("     enter" in ln for ln in lines)  # never two keys on one line
+
+
+async def test_a_step_never_checked_says_so_on_x_and_when_confirmed(state_dir, devvm_host):
+    """Walk 45 #3/#4: x on a step not checked yet said "the last check of this step found no past event" (there was
+    none), and d confirmed a checkable step before any check with no word of it. x says to check first; the confirm
+    dialog warns that confirming records the operator's word, not the machine's."""
+    from screens.dialogs import ConfirmStep
+
+    b = new_build(state_dir, devvm_host)
+    b.set_cursor("os.swap")
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await resume(pilot, app)
+        assert app.screen.step_id == "os.swap"
+        await pilot.press("x")
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert any("has not been checked" in m and "press c first" in m for m in said), said
+        await pilot.press("d")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ConfirmStep))
+        assert "has not been checked yet" in app.screen.warning and "not the machine's" in app.screen.warning

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from wizard.common import sat_int
 from wizard.common import lazy_re
 from wizard.i18n import Msg, N_
+from wizard.i18n import names as listed
 
 NAME_RE = lazy_re(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
 """Node names: they become the ``[name]`` prefix of log lines, so no spaces or brackets."""
@@ -140,7 +141,7 @@ def parse_hostfile(text: str, source: str = "hostfile") -> Hostfile:
             k, _, v = t.partition("=")
             if k not in KNOWN_KEYS:
                 problems.append(Msg("line {line_no}: unknown key {k!r} (known: {known})", line_no=line_no, k=k,
-                                    known=", ".join(KNOWN_KEYS)))
+                                    known=listed(KNOWN_KEYS)))
                 bad = True
             elif not v:
                 problems.append(Msg("line {line_no}: {k}= has no value", line_no=line_no, k=k))
