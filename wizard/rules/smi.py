@@ -437,6 +437,13 @@ def _vbios(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+HELD_MEMORY_MIB = 1024.0
+HELD_MEMORY_FRACTION = 0.10
+"""Memory in use on a GPU that lists no process: at least this many MiB and this fraction of the total means a process
+holds it (an idle GPU's driver context and ECC/MIG reservations take tens to a few hundred MiB; bringup's judgement on
+the nvidia-smi tables of idle data-centre GPUs in tests/data)."""
+
+
 def _processes(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list[Finding]:
     out, ok = [], []
     for g in doc.gpus:
@@ -460,6 +467,26 @@ def _processes(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list
             from wizard.rules.gpu_presence import BUSY_UTIL_PCT
 
             util = g.num("utilization.gpu")
+            used, total = g.num("memory.used"), g.num("memory.total")
+            held = (not g.processes and used is not None and total and used >= HELD_MEMORY_MIB  # none listed at all
+                    and used >= HELD_MEMORY_FRACTION * total and not (util is not None and util >= BUSY_UTIL_PCT))
+            if held:  # held-out round 122: 74199 of 81559 MiB in use, 0 %, "No running processes found" in a pod
+                idle = util is not None  # (held: not busy) memory held by a process that computes nothing: a warning
+                out.append(Finding("health.gpu_processes", Verdict.WARN if before_tests or idle else Verdict.PASS,
+                                   (Msg("{subject}: no process listed, yet {used:g} of {total:g} MiB of its memory is in "
+                                        "use: a process nvidia-smi cannot see (another PID namespace: a container, or "
+                                        "this nvidia-smi runs in one) holds it", subject=subject(g), used=used,
+                                        total=total)
+                                    + (Msg(" while the GPU is idle ({util:g} %): a leftover or stuck process",
+                                           util=util) if idle else "")
+                                    + ("" if before_tests or idle else
+                                       Msg(" (fine if it is your job, as a listed process would be; stop it before "
+                                           "validation tests)"))), subject(g),
+                                   _ev(g, g.lines("memory.used", "utilization.gpu")),
+                                   "Find it from the host (`nvidia-smi --query-compute-apps=pid,used_memory --format=csv` "
+                                   "outside any container, or `fuser -v /dev/nvidia*`) and stop it before validation tests.",
+                                   SRC_B17))
+                continue
             if util is not None and util >= BUSY_UTIL_PCT:
                 # busy, yet nothing listed: the work runs where nvidia-smi cannot see its processes (another PID
                 # namespace: a container, or this nvidia-smi runs in one)
