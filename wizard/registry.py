@@ -769,6 +769,7 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "multinode.hang": "multinode.transport",  # NCCL_DEBUG logs of a multi-node run
     "multinode.ib_errors": "multinode.transport",
     "health.smi_csv_columns": "health.gpu_count",  # nvidia-smi --query-gpu csv,noheader rows
+    "health.vgpu_license": "health.gpu_count",  # a vGPU guest's nvidia-smi -q license status
     "gpu.stress_speed": "gpu.stress",  # gpu-burn output
     "gpu.stress_temp": "gpu.stress",
     "node.gdrcopy": "node.fabric",  # gdrcopy_sanity / gdrcopy_copybw / gdrcopy_copylat (GPUDirect RDMA via gdrdrv)

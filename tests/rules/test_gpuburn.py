@@ -80,3 +80,14 @@ def test_gpu_burn_that_cannot_start_names_the_cuda_error_it_printed():
     f = [x for x in r.findings if x.id == "gpu.stress"]
     assert r.verdict.value == "fail" and f and "CUDA error 802 = cudaErrorSystemNotReady" in f[0].message
     assert "nvidia-fabricmanager" in f[0].remedy
+
+
+def test_gpu_burns_no_cuda_devices_throw_above_its_gpu_listing_is_gpu_burn():
+    """Held-out round 127: gpu-burn's "terminate called ... No CUDA devices" above the nvidia-smi -L listing it prints
+    was read as nvidia-smi -L (a pass); it is gpu-burn that could not start (gpu.stress fails)."""
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "gpu-burn__8xa100-sxm4-40gb-no-cuda-devices-terminate-called.txt"))
+    assert r.kind == "gpu-burn"
+    f = next(f for f in r.findings if f.id == "gpu.stress")
+    assert f.verdict is Verdict.FAIL and "No CUDA devices" in f.message

@@ -683,3 +683,21 @@ def test_a_pcie_only_gpu_named_as_nvml_names_it_gets_its_pcie_floor():
     e = explain_text((PUBLIC / "nccl-tests__4xv100-pcie-no-nvlink-allreduce-healthy-busbw-11.txt").read_text())
     f = [x for x in e.findings if x.id == "node.allreduce"]
     assert [x.verdict for x in f] == [Verdict.PASS] and "PCIe Gen3 x16" in f[0].message
+
+
+def test_a_table_of_out_of_place_rows_only_is_read_and_judged():
+    """Held-out round 127: a 4-GPU PCIe all-reduce printed only its out-of-place half ("... 4.88 N/A"): its rows were
+    not read ("output without result rows"). They are, in-place unknown, and 4.88 GB/s warns below the PCIe bound."""
+    r = explain_text(text(PUBLIC / "nccl-tests__4gpu-pcie-allreduce-busbw-flat-4-9-validation-off-partial.txt"))
+    run = parse_nccl_tests(text(PUBLIC / "nccl-tests__4gpu-pcie-allreduce-busbw-flat-4-9-validation-off-partial.txt"))
+    assert len(run.rows) == 12 and run.rows[-1].oop.busbw_gb_s == 4.88 and run.rows[-1].ip.busbw_gb_s is None
+    f = next(f for f in r.findings if f.id == "node.allreduce")
+    assert f.verdict is Verdict.WARN and "4.88" in f.message
+
+
+def test_a_one_node_run_that_turned_ib_off_itself_is_not_warned_for_libibverbs():
+    """Held-out round 127: NCCL_IB_DISABLE=1 on a one-rank job's command line, and NCCL's "Failed to open libibverbs"
+    warned that a multi-node job would fall back to TCP. The run chose sockets itself on one node: not judged."""
+    r = explain_text(text(PUBLIC / "nccl-debug-info__1xp40-single-rank-ddp-init-complete-training-runs-healthy.txt"))
+    f = next(f for f in r.findings if f.id == "multinode.transport")
+    assert f.verdict is Verdict.SKIP and "NCCL_IB_DISABLE=1" in f.message and "libibverbs" in f.message

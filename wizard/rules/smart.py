@@ -56,9 +56,9 @@ SRC_LIFE = ("smartmontools drive database drivedb.h (https://www.smartmontools.o
             "233 Media_Wearout_Indicator (Intel), 169 Remaining_Lifetime_Perc (WD): the normalised value falls from 100 as "
             "the rated program/erase cycles are used")
 
-CRITICAL_BITS = ("available spare below its threshold", "temperature beyond a threshold",
-                 "reliability degraded by media or internal errors", "media in read-only mode",
-                 "volatile memory backup failed", "persistent memory region read-only")
+CRITICAL_BITS = (N_("available spare below its threshold"), N_("temperature beyond a threshold"),
+                 N_("reliability degraded by media or internal errors"), N_("media in read-only mode"),
+                 N_("volatile memory backup failed"), N_("persistent memory region read-only"))
 """NVMe Critical Warning bits 0-5 (NVMe Base Specification, SMART / Health Information log, byte 0)."""
 
 REPLACE = N_("Back up what is on the drive now and replace it (RMA under warranty); keep datasets and checkpoints off "
@@ -140,8 +140,8 @@ def _judge_device(d: SmartDevice) -> Finding:
         sources.append(SRC_NVME)
         cw = nv.get("critical_warning", 0)
         if cw:
-            bits = [w for i, w in enumerate(CRITICAL_BITS) if cw >> i & 1] or [f"0x{cw:02x}"]
-            fails.append(Msg("NVMe Critical Warning 0x{cw:02x}: {bits}", cw=cw, bits=", ".join(bits)))
+            bits: list[str] = [Msg(w) for i, w in enumerate(CRITICAL_BITS) if cw >> i & 1] or [f"0x{cw:02x}"]
+            fails.append(Msg("NVMe Critical Warning 0x{cw:02x}: {bits}", cw=cw, bits=joined(", ", bits)))
             ev.append(d.nvme_lines.get("critical_warning", ""))
         spare, floor = nv.get("available_spare"), nv.get("available_spare_threshold")
         if spare is not None and floor is not None and spare < floor and not cw & 1:

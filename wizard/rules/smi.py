@@ -272,11 +272,46 @@ def _judge(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list[Fin
         memory.ecc_mode, memory.ecc_counters, memory.row_remap, memory.retired_pages, thermal_power.temperature,
         thermal_power.clock_event_reasons, thermal_power.power,
         lambda d, p: pcie.pcie_width({}, p, doc=d), lambda d, p: pcie.pcie_speed({}, p, doc=d),
-        pcie.pcie_replay, nvlink.fabric, _mig, _reset, _cut_sections)
+        pcie.pcie_replay, nvlink.fabric, _mig, _reset, _cut_sections, _vgpu_license)
     for rule in rules:
         out += rule(doc, plan)
     out += _inforom(doc)
     out += _processes(doc, plan, before_tests)
+    return out
+
+
+SRC_VGPU_LICENSE = ("NVIDIA License System / Virtual GPU Software Client Licensing User Guide, 'Software enforcement of "
+                    "NVIDIA vGPU software licensing' (an unlicensed vGPU is restricted once its grace period ends), "
+                    "https://docs.nvidia.com/vgpu/latest/grid-licensing-user-guide/index.html; nvidia-smi -q "
+                    "'vGPU Software Licensed Product / License Status'")
+
+
+def _vgpu_license(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
+    """``health.vgpu_license``: a vGPU guest's license status (``nvidia-smi -q``'s vGPU Software Licensed Product).
+    Licensed passes; "Unlicensed (Restricted)" fails (the guest's GPU is restricted); any other unlicensed state
+    ("Unlicensed (Unrestricted)": the grace period) warns. A GPU without the section (bare metal) is not judged."""
+    out = []
+    for g in doc.gpus:
+        status = (g.text("vgpu_license_status") or "").strip()
+        if not status or status.upper() == "N/A":
+            continue
+        ev = _ev(g, g.lines("vgpu_license_status", "virtualization_mode"))
+        if status.lower().startswith("licensed"):
+            out.append(Finding("health.vgpu_license", Verdict.PASS, Msg("{subject}: vGPU license: {status}",
+                                                                        subject=subject(g), status=status),
+                               subject(g), ev, "", SRC_VGPU_LICENSE))
+            continue
+        restricted = "(restricted)" in status.lower()
+        out.append(Finding("health.vgpu_license", Verdict.FAIL if restricted else Verdict.WARN,
+                           Msg("{subject}: the vGPU is not licensed ({status}): ", subject=subject(g), status=status)
+                           + (Msg("it runs restricted now") if restricted else
+                              Msg("it runs unrestricted only until its grace period ends")
+                              if "(unrestricted)" in status.lower() else
+                              Msg("it is restricted once its grace period ends")),
+                           subject(g), ev,
+                           "Point the guest's licensing client at the license server (the client configuration "
+                           "token in /etc/nvidia/ClientConfigToken/, `systemctl restart nvidia-gridd`) and check "
+                           "`nvidia-smi -q | grep -A2 'License'` reads Licensed.", SRC_VGPU_LICENSE))
     return out
 
 

@@ -327,9 +327,9 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
             continue
         if a.degraded:
             missing_slots = [str(i) for i, c in enumerate(a.slots) if c == "_"]
-            who = (f"failed member{'s' if len(a.faulty) > 1 else ''} {faulty}" if faulty
-                   else f"raid slot{'s' if len(missing_slots) > 1 else ''} {', '.join(missing_slots) or '?'} (counting from 0) empty: "
-                   "member removed or missing")
+            who = (Msg("failed member(s) {faulty}", faulty=faulty) if faulty
+                   else Msg("raid slot(s) {slots} (counting from 0) empty: member removed or missing",
+                            slots=", ".join(missing_slots) or "?"))
             act = f"; {a.action} {a.progress_pct:g}% done" if a.action and a.progress_pct is not None else ""
             findings.append(Finding(
                 fid, Verdict.FAIL, Msg("{name}{tag} ({shape}) is degraded: {who}{act}; {working} of {raid_disks} devices work, so "
