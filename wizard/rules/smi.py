@@ -472,6 +472,10 @@ def _vbios(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+HIDDEN_PROCESS_REMEDY = N_("Find it from the host (`nvidia-smi --query-compute-apps=pid,used_memory --format=csv` "
+                           "outside any container, or `fuser -v /dev/nvidia*`) and stop it before validation tests.")
+FINE_IF_YOURS = N_(" (fine if it is your job, as a listed process would be; stop it before validation tests)")
+"""What a process nvidia-smi cannot see asks for, and the note on a pasted output (it may be the operator's job)."""
 HELD_MEMORY_MIB = 1024.0
 HELD_MEMORY_FRACTION = 0.10
 """Memory in use on a GPU that lists no process: at least this many MiB and this fraction of the total means a process
@@ -514,13 +518,9 @@ def _processes(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list
                                         total=total)
                                     + (Msg(" while the GPU is idle ({util:g} %): a leftover or stuck process",
                                            util=util) if idle else "")
-                                    + ("" if before_tests or idle else
-                                       Msg(" (fine if it is your job, as a listed process would be; stop it before "
-                                           "validation tests)"))), subject(g),
+                                    + ("" if before_tests or idle else Msg(FINE_IF_YOURS))), subject(g),
                                    _ev(g, g.lines("memory.used", "utilization.gpu")),
-                                   "Find it from the host (`nvidia-smi --query-compute-apps=pid,used_memory --format=csv` "
-                                   "outside any container, or `fuser -v /dev/nvidia*`) and stop it before validation tests.",
-                                   SRC_B17))
+                                   HIDDEN_PROCESS_REMEDY, SRC_B17))
                 continue
             if util is not None and util >= BUSY_UTIL_PCT:
                 # busy, yet nothing listed: the work runs where nvidia-smi cannot see its processes (another PID
@@ -529,12 +529,9 @@ def _processes(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list
                                    (Msg("{subject}: no process listed, yet GPU-Util is {util:g} %: a process nvidia-smi "
                                         "cannot see (another PID namespace: a container) is using it",
                                         subject=subject(g), util=util)
-                                    + ("" if before_tests else Msg(" (fine if it is your job, as a listed process would "
-                                                                   "be; stop it before validation tests)"))), subject(g),
+                                    + ("" if before_tests else Msg(FINE_IF_YOURS))), subject(g),
                                    _ev(g, g.lines("utilization.gpu", "memory.used")),
-                                   "Find it from the host (`nvidia-smi --query-compute-apps=pid,used_memory --format=csv` "
-                                   "outside any container, or `fuser -v /dev/nvidia*`) and stop it before validation tests.",
-                                   SRC_B17))
+                                   HIDDEN_PROCESS_REMEDY, SRC_B17))
                 continue
             ok.append((g, "", [ln for p in g.processes for ln in p.lines][:4]))
     out += _pass_group("health.gpu_processes", ok, N_("no compute processes"), N_("no compute processes on {n} GPUs"),
