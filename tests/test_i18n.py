@@ -665,16 +665,20 @@ def test_wrap_keeps_a_number_with_its_unit():
     assert wrap("用时 5 s，主机内存计 5.9 GiB", 12) == ["用时 5 s，主", "机内存计", "5.9 GiB"]
 
 
-def test_a_code_span_longer_than_sixty_characters_wraps_as_text():
+def test_a_long_code_span_stays_whole_where_a_line_holds_it_else_breaks_at_its_spaces():
     """walk 19 (steps/onegpu.py): the text between a >60-character span's closing backtick and the next span was
-    taken for one word, so a line broke early and "-j`" read as a command of its own."""
+    taken for one word, so a line broke early and "-j`" read as a command of its own. Walk 45 #3: a span over 60
+    characters was wrapped as text, breaking `--query-gpu=a,b,c` after a comma, so the pasted command changed. A span a
+    line holds moves whole to its own line; a longer one breaks at its spaces only."""
     from wizard.i18n import wrap
 
     text = ("to pin the NUMA node: `nvbandwidth -t host_to_device_memcpy_ce -t device_to_host_memcpy_ce -j`, or CUDA "
             "samples' bandwidthTest, pinned with `numactl --cpunodebind=N`")
     rows = wrap(text, 76)
-    assert all(len(r) >= 60 for r in rows[:-1]), rows
-    assert "`numactl --cpunodebind=N`" in rows[-1]
+    assert any(r.startswith("`nvbandwidth -t host_to_device_memcpy_ce -t device_to_host_memcpy_ce -j`") for r in rows)
+    assert "`numactl --cpunodebind=N`" in rows[-1] and not any(r.startswith("-j`") for r in rows), rows
+    rows = wrap("check: `nvidia-smi --query-gpu=index,pcie.link.gen.max,pcie.link.width.current --format=csv` now", 60)
+    assert any(r.startswith("--query-gpu=index,pcie.link.gen.max,pcie.link.width.current") for r in rows), rows
 
 
 def test_a_subject_naming_a_rank_or_gpu_on_a_node_reads_in_chinese():

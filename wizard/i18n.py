@@ -103,8 +103,10 @@ STATUS_TAG = r"\[[^\s\[\]]{1,8}\]"
 #10: "…都不够  [不" / "足]" at the sizing screen's edge)."""
 
 
-LINE_WORD = line_word()
-""":func:`line_word` with paths of :data:`PATH_MIN` characters or more breaking after a ``/``."""
+LINE_WORD = line_word(code_longest=400)
+""":func:`line_word` with paths of :data:`PATH_MIN` characters or more breaking after a ``/``; a command in backticks
+up to 400 characters is one word, which :func:`wrap` breaks at its spaces only when no line holds it (walk 45 #3: a
+--query-gpu=a,b,c list broken after a comma, so the pasted command had two arguments)."""
 
 
 def _chop(s: str, n: int) -> list[str]:
