@@ -203,7 +203,7 @@ TRANSPORT = ActionSpec(
 
 ALLREDUCE = ActionSpec(
     id="multinode_allreduce",
-    title="All-reduce across every node (and every pair of nodes)",
+    title="All-reduce across every node (and every pair of nodes with multinode_pairwise)",
     description=(
         "Starts torchrun on every node over ssh (c10d rendezvous; NCCL on GPUs, gloo on cpu; srun inside a "
         "Slurm allocation), runs rank sanity, an all-reduce sweep with correctness checks and P2P, then "

@@ -204,6 +204,6 @@ def test_too_few_nodes_is_said_in_the_readers_language_and_stored_in_english(tmp
     finally:
         i18n.set_language("en")
     want = "只有 0 个节点能参加（无）；多节点 all-reduce 至少需要 2 个；未参加：n1（无法连接）；n2（无法连接）"
-    assert shown == "multinode 出错：节点太少：" + want, shown
+    assert shown == "多节点运行出错：节点太少：" + want, shown
     assert msg.endswith(want) and "only" not in msg, msg
     assert remedy.startswith("修好上面列出的节点"), remedy

@@ -60,10 +60,11 @@ def test_a_multinode_runs_own_words_are_in_chinese_the_machines_as_they_are():
     line = "BRINGUP " + json.dumps(err)
     progress = "BRINGUP " + json.dumps({"event": "progress", "test": "multinode", "done": 0, "total": 2,
                                         "phase": "copy the script to 2 node(s)"})
-    assert event_line(line) == f"error in multinode: n1 (localhost) unreachable: ssh to localhost failed: {why}"
+    # walk 46 #2e: the test's name in words ("multinode 出错" in a Chinese line)
+    assert event_line(line) == f"error in the multi-node run: n1 (localhost) unreachable: ssh to localhost failed: {why}"
     # walk 25 #10: the kind is said once, in words, and only where the message does not say it already
     hung = "BRINGUP " + json.dumps({"event": "error", "test": "allreduce", "kind": "hang", "message": "no progress for 300 s"})
-    assert event_line(hung) == "error in allreduce: hung: no progress for 300 s"
+    assert event_line(hung) == "error in all-reduce: hung: no progress for 300 s"
     i18n.set_language("zh_CN")
     try:
         shown, prog, hung_zh = event_line(line), event_line(progress), event_line(hung)
@@ -71,8 +72,8 @@ def test_a_multinode_runs_own_words_are_in_chinese_the_machines_as_they_are():
         none_said = i18n.tr(ssh_failed_words("ssh to n2 failed: exit status 255 and no message"))
     finally:
         i18n.set_language("en")
-    assert shown == f"multinode 出错：n1（localhost）无法连接：ssh 连接 localhost 失败：{why}"
-    assert hung_zh == "allreduce 出错：挂起：no progress for 300 s"
+    assert shown == f"多节点运行出错：n1（localhost）无法连接：ssh 连接 localhost 失败：{why}"
+    assert hung_zh == "all-reduce 出错：挂起：no progress for 300 s"
     live = LiveView()
     live.add(0, [_ev(event="start", test="multinode", device="cpu", world_size=2), line[len("BRINGUP "):] and line])
     assert live.progress_line().endswith(f"; 1 error: n1 (localhost) unreachable: ssh to localhost failed: {why}")

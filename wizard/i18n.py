@@ -103,10 +103,13 @@ STATUS_TAG = r"\[[^\s\[\]]{1,8}\]"
 #10: "…都不够  [不" / "足]" at the sizing screen's edge)."""
 
 
-LINE_WORD = line_word(code_longest=400)
-""":func:`line_word` with paths of :data:`PATH_MIN` characters or more breaking after a ``/``; a command in backticks
-up to 400 characters is one word, which :func:`wrap` breaks at its spaces only when no line holds it (walk 45 #3: a
---query-gpu=a,b,c list broken after a comma, so the pasted command had two arguments)."""
+LINE_WORD = line_word()
+""":func:`line_word` with paths of :data:`PATH_MIN` characters or more breaking after a ``/`` (Textual's and Rich's
+chunks on the screens, :mod:`screens.linebreak`: a longer command in backticks splits at its spaces as text)."""
+WRAP_WORD = line_word(code_longest=400)
+""":func:`wrap`'s word: a command in backticks up to 400 characters is one word, which :func:`wrap` breaks at its
+spaces only when no line holds it (walk 45 #3: a --query-gpu=a,b,c list broken after a comma, so the pasted command
+had two arguments)."""
 
 
 def _chop(s: str, n: int) -> list[str]:
@@ -116,7 +119,7 @@ def _chop(s: str, n: int) -> list[str]:
 
 def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = False) -> list[str]:
     """``first + text`` in lines of at most ``width`` terminal cells (:func:`rich.cells.cell_len`: a Chinese character
-    takes two), broken between the words of :data:`LINE_WORD` (a space between words is one space; a line never
+    takes two), broken between the words of :data:`WRAP_WORD` (a space between words is one space; a line never
     starts with one), continuation lines indented by ``indent`` spaces. A long path moves whole
     to the next line when a line holds it (:func:`path_part`). When ``fold`` (a screen's fixed rows, the CLI's text:
     no line past the terminal) a longer path breaks after a ``/`` and a word longer than the room is cut at the
@@ -131,7 +134,7 @@ def wrap(text: str, width: int, first: str = "", indent: int = 0, fold: bool = F
     words: list[list[str]] = []  # a path's directories with its last part are one entry; a space run is [" " x n]
     room = max(1, width - indent)
     toks: list[str] = []
-    for tok in re.findall(rf"\s+|{LINE_WORD}", text):
+    for tok in re.findall(rf"\s+|{WRAP_WORD}", text):
         # a command span kept together (`sudo systemctl enable --now nvidia-persistenced.service`) that no line holds
         # breaks between its words, not at the width inside one (walk 31 #8)
         toks.extend(re.findall(r"\s+|\S+", tok) if " " in tok.strip() and cell_len(tok) > room else [tok])

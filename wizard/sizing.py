@@ -78,6 +78,7 @@ from typing import Any, Callable, Mapping
 
 from wizard.data import table
 from wizard.i18n import Msg, N_
+from wizard.i18n import names as listed
 from wizard.common import lazy_re
 
 GB = 1e9
@@ -529,8 +530,8 @@ def parse_inputs(raw: Mapping[str, str]) -> tuple[SizingInputs, dict[str, str]]:
         # the names that hold what was typed ("H200": H200 SXM, H200 NVL), else the close ones; then every choice
         near = [a for a in allowed if s and s.lower() in a.lower()][:4] or difflib.get_close_matches(
             s or "", list(allowed), n=3, cutoff=0.6)
-        errors[k] = (Msg("did you mean {near}? (one of {join})", near=" / ".join(near), join=', '.join(allowed))
-                     if near else Msg("one of {join}", join=', '.join(allowed)))
+        errors[k] = (Msg("did you mean {near}? (one of {join})", near=" / ".join(near), join=listed(allowed))
+                     if near else Msg("one of {join}", join=listed(allowed)))
 
     take("params", parse_count)
     choice("method", METHODS)

@@ -21,6 +21,7 @@ Plan keys read here: ``torch_python``, ``validate_device``, ``validate_nproc``, 
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -386,7 +387,10 @@ def event_line(line: str) -> str | None:
                  "h2d": _("h2d{on}: {value}"), "d2h": _("d2h{on}: {value}")}.get(e.test)  # walk 24 #10
         return where + (words.format(on=on, value=value) if words else f"{e.test}{on}: {value}")
     if e.kind == "error":
-        return where + _("error in {test}: {message}").format(test=e.test or "?", message=error_words(e)[:200])
+        said = _("error in {test}: {message}").format(test=test_word(e.test) if e.test else "?",
+                                                      message=error_words(e)[:200])
+        # no space between two Chinese words ("多节点运行 出错" -> "多节点运行出错"); a Latin name keeps its space
+        return where + re.sub(r"(?<=[\u4e00-\u9fff]) (?=[\u4e00-\u9fff])", "", said)
     summary = e.get("summary") if e.kind == "result" else None
     if isinstance(summary, dict) and summary.get("skipped") and not e.rank:
         # a sub-test that measured nothing here (h2d/d2h on the CPU: no CUDA device) says so, not nothing (walk 30 #11)

@@ -251,7 +251,7 @@ def test_wizard_never_imports_torch():
     ('BRINGUP {"v":1,"event":"progress","rank":0,"node":"n","test":"allreduce","phase":"all-reduce 64 MiB",'
      '"done":3,"total":18,"busbw_gb_s":123.45}', "[3/18] all-reduce 64 MiB  busbw 123 GB/s"),
     ('BRINGUP {"v":1,"event":"error","rank":0,"node":"n","test":"p2p","kind":"oom","message":"CUDA out of memory"}',
-     "error in p2p: CUDA out of memory"),
+     "error in P2P: CUDA out of memory"),
     # a sub-test starting: its 1-based number, not the count of finished ones ("[0/6] gemm")
     ('BRINGUP {"v":1,"event":"progress","rank":0,"node":"n","test":"gpu","phase":"gemm on cpu","done":0,"index":1,'
      '"total":6}', "starting gemm on cpu (1/6)"),

@@ -381,7 +381,7 @@ def _as_int(v: float | int | None) -> float | int | None:
 TEST_WORDS = {"gemm": N_("GEMM"), "memcpy": N_("memory copy"), "h2d": N_("H2D copy"), "d2h": N_("D2H copy"),
               "memory": N_("memory patterns"), "train": N_("training"), "sanity": N_("sanity"),
               "allreduce": N_("all-reduce"), "p2p": N_("P2P"), "soak_gemm": N_("soak GEMM"),
-              "soak_allreduce": N_("soak all-reduce")}
+              "soak_allreduce": N_("soak all-reduce"), "multinode": N_("the multi-node run")}
 """A validation test's name as the results tables and ``bringup validate`` show it, in the reader's language (walk 41
 #2: raw keys "memcpy", "train" in a Chinese table); the stored results and ``--json`` keep the key."""
 
