@@ -571,9 +571,6 @@ class BringupApp(App[int]):
 
         async def confirm(prep) -> bool:
             dialog = ConfirmAction(prep)
-            from wizard.model import StepStatus
-
-            dialog.passes = build.status(prep.step.id) is StepStatus.PASSED
             ok = await self.push_screen_wait(dialog)  # bool: ConfirmAction is a ModalScreen[bool]
             return bool(ok)
 

@@ -79,8 +79,7 @@ class ConfirmAction(ModalScreen[bool]):
         self.resolved = prepared.resolved
         self.lines = prepared.commands  # the engine's exact commands, as they will run
         self.dry_run = prepared.dry_run
-        self.passes = False
-        """The step's last check passed: its action changes a system that needs nothing (walk 32 #9)."""
+        self.needless = prepared.needless  # the step's last check passed: this changes a system that needs nothing
 
     def compose(self) -> ComposeResult:
         s = self.spec
@@ -96,10 +95,8 @@ class ConfirmAction(ModalScreen[bool]):
             yield Static("  |  ".join(facts), markup=False, id="confirm-facts")
             with VerticalScroll(id="dialog-commands", can_focus=True):
                 yield Static(_(s.description), markup=False, id="confirm-what")
-                if self.passes and changes:
-                    yield Static("! " + _("This step's last check passes: the machine needs nothing from this action. "
-                                          "Run it only to redo it on purpose."), markup=False, id="confirm-passes",
-                                 classes="dialog-warning")
+                if self.needless:
+                    yield Static("! " + _(self.needless), markup=False, id="confirm-passes", classes="dialog-warning")
                 if self.resolved.note:  # what to know before yes (a validation on the CPU: why, and what it proves)
                     yield Static("! " + tr(self.resolved.note), markup=False, id="confirm-note",
                                  classes="dialog-warning")

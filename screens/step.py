@@ -584,15 +584,13 @@ class StepScreen(Screen[None]):
     def action_acknowledge(self) -> None:
         """Acknowledge a past event (an old Xid, an AER error) with a reason, then re-check."""
         from screens.dialogs import AckDialog
-        from wizard.engine import is_checked as b_checked
-
         ackable = self._ackable()
         if not ackable:
-            never = b_checked(self.step) and not self._shown_state()[1]  # no check recorded yet (walk 45 #3)
+            never = is_checked(self.step) and not self._shown_state()[1]  # no check recorded yet (walk 45 #3)
             self.notify(_("nothing to acknowledge yet: this step has not been checked (press c first; x then works on "
                           "an old Xid or AER error the check reports)") if never else
                         _("nothing to acknowledge here: the last check of this step found no past event (x works on an "
-                          "old Xid or AER error the check reports)") if b_checked(self.step) else
+                          "old Xid or AER error the check reports)") if is_checked(self.step) else
                         _("nothing to acknowledge here: x works on an old Xid or AER error a check reports, and this "
                           "step has no check (what it shows comes from its action's run)"))
             return

@@ -1774,7 +1774,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     import asyncio
 
     from wizard.engine import Build, host_identity, local_host
-    from wizard.model import StepStatus, overall
+    from wizard.model import overall
     from wizard.store import ActionState
 
     import steps
@@ -1808,11 +1808,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         shown = prep.confirmation()
         for i, line in enumerate(shown.words):
             print("\n".join(_wrap("  " if i else "", tr(line).strip(), width, 2)))
-        a = prep.step.action
-        if (a is not None and (a.changes_system or prep.resolved.changes_system)
-                and b.status(prep.step.id) is StepStatus.PASSED):  # as the TUI's dialog says it (walk 45 #10)
-            print("\n".join(_wrap("  ! ", _("This step's last check passes: the machine needs nothing from this "
-                                             "action. Run it only to redo it on purpose."), width, 4)))
+        if prep.needless:  # as the TUI's dialog says it (walk 45 #10)
+            print("\n".join(_wrap("  ! ", _(prep.needless), width, 4)))
         for line in shown.commands:  # verbatim; a line that says what a command does (a Msg) in the reader's language
             print(tr(line))  # on a terminal a long command wraps where a shell reads it back (WrappedOut)
 

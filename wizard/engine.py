@@ -838,7 +838,7 @@ class Build:
         overrides = {k: v for k, v in dict(overrides or {}).items() if v is not None}
         dry = self.dry_run if dry_run is None else dry_run
         resolved = await self.resolve_action(host, step, overrides)
-        prep = PreparedAction(step, resolved, overrides, dry)
+        prep = PreparedAction(step, resolved, overrides, dry, check_passes=self.status(step.id) is StepStatus.PASSED)
         running = None if self.observing else self.running_run(step.id)
         if running is None and not self.observing and step.action.loads_gpus and not dry:
             running = self.gpu_load_run(step.id)  # another step's run loads the same GPUs
@@ -1184,6 +1184,10 @@ def ran_on_cpu_run(run: ActionRun) -> bool:
         return False
 
 
+PASSES_NOTE = N_("This step's last check passes: the machine needs nothing from this action. Run it only to redo it "
+                 "on purpose.")
+
+
 @dataclass
 class PreparedAction:
     """An action made concrete for this host, before it starts: what :meth:`Build.run_action` asks the
@@ -1199,6 +1203,15 @@ class PreparedAction:
     refusal: str = ""
     refusal_kind: str = ""
     running: ActionRun | None = None
+    check_passes: bool = False  # the step's last check passed (the confirmation says so: :attr:`needless`)
+
+    @property
+    def needless(self) -> str:
+        """What the confirmation says first when the step's last check passes and the action changes the system (walk
+        32 #9 in the TUI, walk 45 #10 in the CLI); "" otherwise."""
+        a = self.step.action
+        changes = a is not None and (a.changes_system or self.resolved.changes_system)
+        return PASSES_NOTE if self.check_passes and changes else ""
 
     @property
     def commands(self) -> list[str]:

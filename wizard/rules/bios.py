@@ -485,6 +485,11 @@ SRC_CPUFREQ_MIN = ("Linux kernel documentation, CPU Performance Scaling, policy 
                    "(https://docs.kernel.org/admin-guide/pm/intel_pstate.html)")
 
 
+BELOW_MIN_FRACTION = 0.95
+"""A current frequency under this fraction of the hardware minimum is below it: cpupower prints both rounded ("800 MHz",
+"4.80 GHz", three significant figures), so a reading within 5 % of the minimum is the minimum (derived)."""
+
+
 def judge_cpupower_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``bios.power_profile`` from ``cpupower frequency-info`` / ``cpufreq-info``: the same frequency-policy judgement
     as the sysfs probe (:func:`_held_back`: a generic driver on powersave, an EPP that favours power), and a CPU whose
@@ -510,7 +515,7 @@ def judge_cpupower_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         settings += Msg(", boost on") if freq.boost else Msg(", boost off")
     settings += Msg(" ({n} policies)", n=len(freq.policies))
     held = _held_back(freq)
-    low = [p for p in driven if p.cur_mhz is not None and p.hw_min_mhz and p.cur_mhz < 0.95 * p.hw_min_mhz]
+    low = [p for p in driven if p.cur_mhz is not None and p.hw_min_mhz and p.cur_mhz < BELOW_MIN_FRACTION * p.hw_min_mhz]
     if low:
         held.append(Msg("{n} of {total} CPUs read {cur:g} MHz, below their hardware minimum of {floor:g} MHz: the "
                         "platform is holding them down (a thermal or power limit, PROCHOT), not the governor",

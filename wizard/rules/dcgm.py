@@ -880,7 +880,8 @@ STATS_EVENTS = ("Double Bit ECC Errors", "Critical XID Errors", "Single Bit ECC 
 def judge_stats_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``health.dcgm_health`` from ``dcgmi stats -j JOB``: a double-bit ECC error or a critical Xid during the job
     fails; single-bit ECC errors or PCIe replays, or an overall health other than Healthy, warn; all of them 0 with
-    Healthy passes for the job's time. A report that counted no process of the job recorded nothing (accounting off, or a MIG instance): unknown. Unit: counts of events."""
+    Healthy passes for the job's time. A report that counted no process of the job recorded nothing (accounting not
+    collected): unknown. Unit: counts of events."""
     from wizard.parsers.dcgm import parse_dcgmi_stats
     from wizard.common import to_int
 
