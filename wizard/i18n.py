@@ -94,8 +94,17 @@ def line_word(path_longer_than: int = PATH_MIN - 1, code_longest: int = 60) -> s
     character follows: the "." of "/root/.pyenv" starts the next name, walk 32 #17). Text without backticks, wide
     characters, numbers before a unit, long paths or that punctuation splits as ``\S+``, Textual's and Rich's own
     word."""
-    return (rf"[{OPENING}]*(?:{code_span(code_longest)}|{STATUS_TAG}|{NUMBER_UNIT}|{path_part(path_longer_than)}|[{WIDE}]|"
-            rf"[^\s{WIDE}]+)(?:[{CLOSING}]*[{WIDE_CLOSING}]+|[{CLOSING}]+(?=\s|$|[{WIDE}]))?")
+    return (rf"[{OPENING}]*(?:{code_span(code_longest)}|{STATUS_TAG}|{LATIN_RUN}|{NUMBER_UNIT}|{path_part(path_longer_than)}|"
+            rf"[{WIDE}]|[^\s{WIDE}]+)(?:[{CLOSING}]*[{WIDE_CLOSING}]+|[{CLOSING}]+(?=\s|$|[{WIDE}]))?")
+
+
+LATIN_RUN = (rf"(?:(?<=[{WIDE}])|(?<=[{WIDE}] )|^)(?=[^{WIDE}\n]{{3,{24}}}\s?[{WIDE}])"
+             rf"[^\s{WIDE}]+(?: [^\s{WIDE}]+){{1,3}}(?=\s?[{WIDE}])")
+"""A short run of narrow words (up to 24 characters, two to four words) set between Chinese text: one word, so a line
+never breaks inside it (walk 46 #4: "（ssh" / "-F）", "DCGM >=" / "2.4", "例如 'H100" / "SXM5'", "计算能力 <" / "7.5）").
+Chinese typesetting keeps an embedded Western phrase together where it can (W3C "Requirements for Chinese Text
+Layout", https://www.w3.org/TR/clreq/, §3.2 mixed text); text without wide characters never matches (the English
+screens wrap as before)."""
 
 
 STATUS_TAG = r"\[[^\s\[\]]{1,8}\]"

@@ -22,7 +22,20 @@ def test_text_without_wide_characters_splits_as_the_libraries_do(text):
 
 def test_chinese_breaks_between_characters_and_keeps_punctuation_and_ascii_words_whole():
     words = [m.group(0) for m in linebreak.TEXTUAL_CHUNK.finditer("（GB = 10^9 字节，见 /sys/firmware/dmi）以及。")]
-    assert words == ["（GB ", "= ", "10^9 ", "字", "节，", "见 ", "/sys/firmware/dmi）", "以", "及。"]
+    assert words == ["（GB = 10^9 ", "字", "节，", "见 ", "/sys/firmware/dmi）", "以", "及。"]
+
+
+def test_a_short_western_phrase_in_chinese_text_is_one_word():
+    """Two to four narrow words (up to 24 characters) between Chinese text never break apart (walk 46 #4); a longer
+    run, or one in English text, breaks at its spaces as before."""
+    from wizard.i18n import wrap
+
+    assert wrap("请在 ssh 客户端配置文件（ssh -F）里写好每个节点的地址与密钥", 24, fold=True)[1].startswith("（ssh -F）")
+    assert "DCGM >= 2.4 才能运行" in wrap("然后需要 DCGM >= 2.4 才能运行", 20, fold=True)
+    assert wrap("驱动分支不支持此 GPU（计算能力 < 7.5）", 30, fold=True) == ["驱动分支不支持此 GPU（计算能力", "< 7.5）"]
+    assert wrap("The quick brown fox jumps over DCGM >= 2.4 lazy dog", 18, fold=True)[1] == "jumps over DCGM >="
+    words = [m.group(0) for m in linebreak.TEXTUAL_CHUNK.finditer("见 one two three four five six seven 号")]
+    assert words[:3] == ["见 ", "one ", "two "]
 
 
 def test_a_command_in_backticks_is_one_word():
