@@ -83,11 +83,12 @@ def test_real_inputs_found() -> None:
 def test_kinds_registered_and_detect_my_public_and_synthetic_files():
     kinds = KINDS
     mine = {"lspci-vv", "lspci-iommu-groups", "nvidia-smi-topo-m", "nvidia-smi-topo-p2p", "nvidia-smi-nvlink-status",
-            "nvidia-smi-nvlink-errors", "dcgmi-nvlink-status"}
+            "nvidia-smi-nvlink-errors", "nvidia-smi-nvlink-throughput", "dcgmi-nvlink-status"}
     assert mine <= set(kinds)
     expected = {"lspci-vv": "lspci-vv", "lspci-acsctl-grep": "lspci-vv", "lspci-iommu-groups": "lspci-iommu-groups", "nvidia-smi-topo__": "nvidia-smi-topo-m",
                 "nvidia-smi-topo-p2p": "nvidia-smi-topo-p2p", "nvidia-smi-nvlink-s": "nvidia-smi-nvlink-status",
-                "nvidia-smi-nvlink-e": "nvidia-smi-nvlink-errors", "dcgmi-nvlink": "dcgmi-nvlink-status",
+                "nvidia-smi-nvlink-e": "nvidia-smi-nvlink-errors", "nvidia-smi-nvlink-gt": "nvidia-smi-nvlink-throughput",
+                "dcgmi-nvlink": "dcgmi-nvlink-status",
                 "lspci__": "lspci-vv", "lspci-v__": "lspci-vv", "lspci-grep": "lspci-vv", "lspci-nn": "lspci-vv",  # short device lists too
                 "lspci-lnksta": "lspci-vv"}  # LnkCap/LnkSta lines only (held-out r42)
     files = [p for d in (PUBLIC, SYNTHETIC) for p in sorted(d.iterdir())  # by name prefix: other areas' files

@@ -447,6 +447,8 @@ def _build_kinds() -> dict[str, Kind]:
          pasted.as_probe("mdstat", "/proc/mdstat or mdadm --detail (pasted)", storage_rules.raid),
          ("cat /proc/mdstat", "mdadm --detail /dev/mdN")),
     # wizard/parsers/smart.py reads; wizard/rules/smart.py judges (a drive's own SMART health)
+    Kind("nvme-list", "nvme list (text or -o json: the NVMe namespaces present)", p_storage.detect_nvme_list,
+         storage_rules.judge_nvme_list, ("sudo nvme list",)),
     Kind("smartctl", "smartctl -a / -x / -H / -j, or nvme smart-log (text or -o json) (a drive's SMART health: ATA, NVMe, SAS)", p_smart.detect_smartctl,
          smart_rules.judge_smartctl, ("sudo smartctl -a /dev/nvme0", "sudo smartctl -x /dev/sda")),
     # wizard/parsers/bmc.py detects; wizard/rules/bmc.py judges (the BMC through ipmitool)
@@ -500,6 +502,10 @@ def _build_kinds() -> dict[str, Kind]:
         pasted.as_probe("nvidia_smi_nvlink_s", "nvidia-smi nvlink -s (pasted)", nvlink.nvlink), ("nvidia-smi nvlink -s",)),
     Kind("nvidia-smi-nvlink-errors", "nvidia-smi nvlink -e or dcgmi nvlink -e (NVLink error counters)", p_topology.detect_nvlink_errors,
         pasted.as_probe("nvidia_smi_nvlink_e", "nvidia-smi nvlink -e (pasted)", nvlink.nvlink_errors), ("nvidia-smi nvlink -e",)),
+    Kind("nvidia-smi-nvlink-throughput", "nvidia-smi nvlink -gt d (NVLink data throughput counters)",
+         p_topology.detect_nvlink_throughput,
+         pasted.as_probe("nvidia_smi_nvlink_gt", "nvidia-smi nvlink -gt d (pasted)", nvlink.nvlink_traffic),
+         ("nvidia-smi nvlink -gt d",)),
     Kind("dcgmi-nvlink-status", "dcgmi nvlink --link-status (NVLink link states)", p_topology.detect_dcgmi_nvlink,
         pasted.as_probe("dcgmi_nvlink", "dcgmi nvlink --link-status (pasted)", nvlink.dcgmi_nvlink),
         ("dcgmi nvlink --link-status",)),

@@ -284,3 +284,24 @@ def test_an_lscpu_excerpt_without_the_counts_still_judges_numa():
     got = {f.id: f.verdict for f in fs}
     assert got == {"bios.cpu": Verdict.SKIP, "bios.numa": Verdict.PASS}
     assert host_rules.judge_lscpu_text("Vendor ID: AuthenticAMD\n", {})[0].verdict is Verdict.UNKNOWN
+
+
+def test_lscpu_names_unmitigated_cpu_vulnerabilities_without_failing_the_cpu():
+    """A KVM guest's lscpu (real, AWS g4dn, held-out round 130) lists Mds/Mmio stale data as 'Vulnerable ... no
+    microcode': bios.cpu still passes (all CPUs online) and names them as a BIOS/microcode matter."""
+    r = host_rules.judge_lscpu(parse_lscpu(text(PUBLIC / "lscpu__aws-g4dn-12xlarge-4xt4-xeon-8259cl-kvm-guest-vm-"
+                                                         "vulnerable-lines.txt")), {})
+    f = next(f for f in r if f.id == "bios.cpu")
+    assert f.verdict is Verdict.PASS and "4 CPU vulnerabilities as not mitigated" in f.message
+    assert "Mds" in f.message and "no microcode" in f.message and any("Vulnerable" in e for e in f.evidence)
+    healthy = host_rules.judge_lscpu(parse_lscpu(text(PUBLIC / "lscpu__i9-13900hk-laptop-single-numa-healthy.txt")), {})
+    assert "vulnerabilit" not in next(f for f in healthy if f.id == "bios.cpu").message
+
+
+def test_a_cmdline_with_a_heading_above_it_is_still_proc_cmdline():
+    """'## kernel cmdline' above the one line of boot parameters (real, held-out round 130): read as /proc/cmdline,
+    iommu=pt judged."""
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "proc-cmdline__rtx-pro-6000-gardenlinux-iommu-pt-healthy-partial.txt"), "c")
+    assert r.kind == "proc-cmdline" and any(f.id == "bios.iommu" and f.verdict is Verdict.PASS for f in r.findings)

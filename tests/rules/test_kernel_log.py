@@ -833,3 +833,14 @@ def test_known_harmless_lines_and_an_installers_own_lines_are_not_unrecognised_e
                  "sanity-check-passed-partial.txt"):
         r = explain_text(text(PUBLIC / name))
         assert overall(r.findings) is Verdict.PASS, [(f.id, f.verdict, f.message) for f in r.findings]
+
+
+def test_storage_io_reads_the_block_layers_status_words_and_leaves_a_rejected_discard_alone():
+    """Older kernels print a failed request by its status, 'print_req_error: critical medium error, dev nvme0n1'
+    (real, held-out round 131): health.storage_io FAIL naming the device and the status; a DISCARD (TRIM) the target
+    rejected ('critical target error ... op 0x3:(DISCARD)', real, Linuxfabrik) loses no data and is not one."""
+    r = explain_text(text(PUBLIC / "dmesg__nvme-critical-medium-error.txt"), "dmesg")
+    (f,) = [f for f in r.findings if f.id == "health.storage_io"]
+    assert f.verdict is Verdict.FAIL and "nvme0n1 (critical medium error x4)" in f.message
+    d = explain_text(text(PUBLIC / "dmesg__sda-discard-critical-target-error.txt"), "dmesg")
+    assert not [f for f in d.findings if f.id == "health.storage_io"]

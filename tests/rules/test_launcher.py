@@ -141,3 +141,16 @@ def test_a_rendezvous_that_never_connected_fails_the_launch_as_a_network_problem
     assert e.verdict is Verdict.FAIL and [x.verdict for x in f] == [Verdict.FAIL]
     assert "rendezvous at 192.0.0.1:1234" in f[0].message and "not a GPU fault" in f[0].message
     assert "--rdzv_endpoint" in f[0].remedy and any("RendezvousConnectionError" in ln for ln in f[0].evidence)
+
+
+def test_a_rendezvous_port_in_use_names_the_port_and_a_store_connect_timeout_is_a_rendezvous_failure():
+    """c10d's "failed to bind to 0.0.0.0:22 (errno: 98 - Address already in use)" (real, held-out round 129): node.launch
+    FAIL naming port 22 as sshd's and how to find the holder; TCPStore's "connect() timed out. Original timeout was
+    60000 ms" under the elastic agent (real, same round): the ranks never met."""
+    (f,) = _judge("torch-distributed-launch__c10d-master-port-22-ssh-address-in-use-partial.txt")
+    assert f.id == "node.launch" and f.verdict is Verdict.FAIL
+    assert "could not listen on port 22" in f.message and "sshd" in f.message and "ss -ltnp 'sport = :22'" in f.remedy
+    (g,) = _judge("torchrun__c10d-store-port-29500-address-already-in-use.txt")
+    assert "port 29500" in g.message and "sshd" not in g.message
+    (h,) = _judge("torchrun__c10d-rendezvous-tcpstore-connect-timed-out-60000ms-partial.txt")
+    assert h.verdict is Verdict.FAIL and "never met" in h.message and "connect() timed out" in h.evidence[0]

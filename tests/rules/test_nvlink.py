@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from wizard.model import Verdict
@@ -108,3 +109,25 @@ def test_inactive_links_of_a_single_bridgeable_card_are_expected():
     r = explain_text(text(PUBLIC / "nvidia-smi-nvlink-s__rtx2080super-links-inactive-one-gpu.txt"))
     (f,) = r.findings
     assert f.verdict is Verdict.SKIP and "one GPU listed" in f.message
+
+
+def test_nvlink_throughput_counters_pass_warn_on_an_idle_link_and_unknown_when_nothing_ran():
+    """``nvidia-smi nvlink -gt d`` (real: 6 bridged A100 PCIe, held-out round 128; 8 V100 SXM2, round 124): every link
+    carried data -> health.nvlink PASS (use, not speed); the same output with one link's counters zeroed (synthetic,
+    built here) -> WARN naming GPU and link; all zero -> UNKNOWN (nothing ran since the reset)."""
+    from wizard.explain import explain_text
+
+    real = text(PUBLIC / "nvidia-smi-nvlink-gt-d__6xa100-pcie-40gb-bridged-pairs-all-12-links-carrying-traffic.txt")
+    r = explain_text(real, "gt")
+    assert r.kind == "nvidia-smi-nvlink-throughput" and r.verdict is Verdict.PASS
+    assert "all 72 NVLink link(s) of 6 GPU(s)" in r.findings[0].message
+    v100 = explain_text(text(PUBLIC / "nvlink-throughput-gt-d__8xv100-sxm2-all-48-links-carrying-traffic-healthy.txt"), "v")
+    assert v100.verdict is Verdict.PASS and "48" in v100.findings[0].message
+    lines = real.splitlines()
+    first_gpu1 = next(i for i, ln in enumerate(lines) if ln.startswith("GPU 1:"))
+    idle = [re.sub(r": \d+ KiB", ": 0 KiB", ln) if i < first_gpu1 and re.match(r"\s*Link 3:", ln) else ln
+            for i, ln in enumerate(lines)]
+    w = explain_text("\n".join(idle), "synthetic_idle_link")
+    assert w.verdict is Verdict.WARN and "GPU 0 link 3" in w.findings[0].message
+    zero = explain_text(re.sub(r": \d+ KiB", ": 0 KiB", real), "synthetic_all_zero")
+    assert zero.verdict is Verdict.UNKNOWN and "nothing has run over NVLink" in zero.findings[0].message

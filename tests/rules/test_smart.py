@@ -118,3 +118,19 @@ def test_a_sata_ssd_on_a_slower_link_warns_and_a_sas_drive_without_the_banner_is
     assert h.verdict is Verdict.PASS and "SATA link at 3 Gb/s of 6 Gb/s" in h.message
     sas = explain_text(text(PUBLIC / "smartctl__kioxia-sas-ssd-dell-health-ok-3pct-endurance-used-partial.txt"), "k")
     assert sas.kind == "smartctl" and sas.verdict is Verdict.PASS
+
+
+def test_a_thousand_media_errors_fail_a_handful_warn_and_a_2_pow_32_count_stays_a_warning():
+    """NVMe Media and Data Integrity Errors (real drives): 14,370 and 15,732 fail (MEDIA_ERRORS_FAIL = 1000: it loses
+    data routinely), 6 warns, exactly 2^32 with no error-log entry (a counter artefact) warns."""
+    from wizard.rules.smart import MEDIA_ERRORS_FAIL
+
+    assert MEDIA_ERRORS_FAIL == 1000
+    for name, verdict in (("smartctl__samsung-980pro-nvme-14370-media-errors.txt", Verdict.FAIL),
+                          ("smartctl__samsung-pm1725b-nvme-passed-but-15732-media-errors.txt", Verdict.FAIL),
+                          ("smartctl-a__samsung-pm983-3.84tb-nvme-6-media-errors.txt", Verdict.WARN),
+                          ("smartctl__intel-p4510-4tb-media-errors-2pow32-no-error-log.txt", Verdict.WARN)):
+        r = explain_text(text(PUBLIC / name), name)
+        f = next(f for f in r.findings if f.id == SMART_ID)
+        assert f.verdict is verdict, (name, f.message)
+        assert "media and data integrity errors" in f.message

@@ -470,3 +470,21 @@ def test_writes_that_take_a_second_at_p99_fail_as_reads_do():
     r = explain_text((DATA / "public" / "fio__nvme-md-raid1-degraded-seq-write-103mibs-nvme0n1-98util.txt").read_text())
     w = [f for f in r.findings if f.id == "node.storage_write"]
     assert [f.verdict for f in w] == [Verdict.FAIL] and "the storage stalls" in w[0].message and "1.06 s" in w[0].message
+
+
+def test_nvme_list_text_and_json_name_the_namespaces_present():
+    """``nvme list`` (nvme-cli's table, and ``-o json``'s Devices list, both real: held-out rounds 126 and 131) is
+    node.storage PASS naming each namespace and its size, saying the listing shows neither the data path nor health;
+    a header with no row is UNKNOWN."""
+    from wizard.explain import explain_text
+
+    text = _pub("nvme-list__pm1733-local-plus-2-nvme-tcp-spdk-namespaces.txt")
+    r = explain_text(text, "nvme-list")
+    assert r.kind == "nvme-list" and r.verdict is Verdict.PASS
+    f = next(f for f in r.findings if f.id == "node.storage")
+    assert "3 NVMe namespace(s)" in f.message and "/dev/nvme2n1 SPDK_Virtual_Controller_2 1.10 TB" in f.message
+    assert "does not show" in f.message
+    j = explain_text(_pub("nvme-list-json__2x-seagate-firecuda-530-4tb-both-present-healthy.txt"), "nvme-json")
+    assert j.kind == "nvme-list" and "/dev/nvme1n1 Seagate FireCuda 530 ZP4000GM30023 4.00 TB" in j.findings[0].message
+    header = "\n".join(text.splitlines()[:3])
+    assert storage.judge_nvme_list(header, {})[0].verdict is Verdict.UNKNOWN

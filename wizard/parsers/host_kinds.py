@@ -11,7 +11,9 @@ _CMDLINE_TOKENS = ("BOOT_IMAGE=", "root=", " ro", "quiet", "console=", "iommu", 
 
 
 def detect_cmdline(text: str) -> float:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    """Confidence that ``text`` is /proc/cmdline: one line of boot parameters (a ``#`` heading above it, as a paste's
+    "## kernel cmdline", is left out)."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     if len(lines) != 1 or "=" not in lines[0]:
         return 0.0
     hits = sum(t in " " + lines[0] for t in _CMDLINE_TOKENS)

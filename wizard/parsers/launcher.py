@@ -77,6 +77,9 @@ class LauncherLog:
     ``DistNetworkError``/``DistStoreError``, c10d's "The client socket has timed out after Ns while trying to connect to
     HOST:PORT"): the ranks never met."""
     rendezvous_endpoint: str = ""
+    port_in_use: int | None = None
+    """The TCP port the rendezvous store could not listen on because another process holds it (c10d's "The server
+    socket has failed to bind to 0.0.0.0:29500 (errno: 98 - Address already in use)"; EADDRINUSE, bind(2))."""
     problems: list[str] = field(default_factory=list)
 
 
@@ -108,9 +111,11 @@ _DS_WORLD_INFO = lazy_re(r"WORLD INFO DICT: (\{.*\})")
 _NO_HOSTFILE = lazy_re(r"Unable to find hostfile, will proceed with training with local resources only")
 _EXC = lazy_re(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): ?(.*)$")
 _RDZV = lazy_re(r"\b(?:Rendezvous(?:Connection|Timeout|Closed)Error|DistNetworkError|DistStoreError)\b"
-                r"|\[c10d\][^\n]*(?:socket has timed out|[Cc]onnection refused|failed to connect)")
+                r"|\[c10d\][^\n]*(?:socket has timed out|[Cc]onnection refused|failed to connect)"
+                r"|server socket has failed to (?:listen|bind)|connect\(\) timed out\. Original timeout was")
 """torch.distributed.elastic.rendezvous.api's errors, torch.distributed's store/network errors, and c10d's socket
 lines (torch/csrc/distributed/c10d/socket.cpp)."""
+_IN_USE = lazy_re(r"failed to bind to \S*?:(\d{1,5})\b[^\n]*(?:errno: 98|Address already in use)")
 _RDZV_TO = lazy_re(r"(?:trying to connect to|connect to)\s+\(?([\w.:\[\]-]+?:\d{1,5})\)?")
 
 
@@ -248,6 +253,9 @@ def _parse(text: str, log: LauncherLog) -> None:
         if _RDZV.search(ln):
             torch_seen = True
             log.rendezvous_errors.append(ln.strip())
+            m = _IN_USE.search(ln)
+            if m and log.port_in_use is None:
+                _set(log, "port_in_use", sat_int(m.group(1)))
             m = _RDZV_TO.search(ln)
             if m and not log.rendezvous_endpoint:
                 _set(log, "rendezvous_endpoint", m.group(1))

@@ -804,3 +804,87 @@ def detect_fio(text: str) -> float:
     """Confidence that ``text`` is a fio result, JSON (:func:`detect_fio_json`) or normal output
     (:func:`detect_fio_normal`)."""
     return max(detect_fio_json(text), detect_fio_normal(text))
+
+
+# ------------------------------------------------------------------ nvme list
+
+
+@dataclass(frozen=True)
+class NvmeNamespace:
+    """One namespace row of ``nvme list`` (nvme-cli): ``used``/``size`` as printed ("3.84  TB", in the text form;
+    decimal units as nvme-cli prints them) or in bytes (``-o json``'s UsedBytes/PhysicalSize)."""
+
+    node: str
+    serial: str
+    model: str
+    used: str
+    size: str
+    firmware: str
+    line: str
+
+
+@dataclass(frozen=True)
+class NvmeList:
+    namespaces: list[NvmeNamespace] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+_NVME_LIST_HDR = lazy_re(r"^Node\s+(?:Generic\s+)?SN\s+Model\s+Namespace\s+Usage\s+Format\s+FW Rev\s*$")
+
+
+def _nvme_bytes(v: Any) -> str:
+    return f"{v / 1e12:.2f} TB" if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else ""
+
+
+def parse_nvme_list(text: str) -> NvmeList:
+    """``nvme list`` (nvme-cli's table: Node, [Generic,] SN, Model, Namespace, Usage, Format, FW Rev, columns as wide
+    as the dashes under the header) or ``nvme list -o json`` (``{"Devices": [{"DevicePath", "ModelNumber",
+    "SerialNumber", "UsedBytes", "PhysicalSize", "Firmware"}]}``, nvme-cli 1.x's flat form) -> :class:`NvmeList`.
+    Never raises."""
+    res = NvmeList()
+    body = text[text.find("{"):] if "{" in text else ""
+    if body.strip():
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            doc = None
+        devs = doc.get("Devices") if isinstance(doc, dict) else None
+        if isinstance(devs, list):
+            for d in devs:
+                if not isinstance(d, dict) or not d.get("DevicePath"):
+                    res.problems.append(json.dumps(d)[:200])
+                    continue
+                res.namespaces.append(NvmeNamespace(
+                    str(d.get("DevicePath")), str(d.get("SerialNumber", "")), str(d.get("ModelNumber", "")).strip(),
+                    _nvme_bytes(d.get("UsedBytes")), _nvme_bytes(d.get("PhysicalSize")), str(d.get("Firmware", "")),
+                    f'{d.get("DevicePath")} {str(d.get("ModelNumber", "")).strip()}'))
+            return res
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        if _NVME_LIST_HDR.match(ln.strip()) and i + 1 < len(lines) and lines[i + 1].lstrip().startswith("---"):
+            spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[i + 1])]
+            names = [ln[a:b].strip() if b < len(ln) else ln[a:].strip() for a, b in spans]
+            for row in lines[i + 2:]:
+                if not row.strip():
+                    continue
+                if not row.lstrip().startswith("/dev/"):
+                    res.problems.append(row)
+                    continue
+                cells = dict(zip(names, (row[a:(spans[k + 1][0] if k + 1 < len(spans) else len(row))].strip()
+                                         for k, (a, _) in enumerate(spans))))
+                usage = re.split(r"\s*/\s*", cells.get("Usage", ""), maxsplit=1)
+                res.namespaces.append(NvmeNamespace(
+                    cells.get("Node", ""), cells.get("SN", ""), cells.get("Model", ""),
+                    re.sub(r"\s+", " ", usage[0]), re.sub(r"\s+", " ", usage[-1]) if len(usage) == 2 else "",
+                    cells.get("FW Rev", ""), row.strip()))
+            break
+    return res
+
+
+def detect_nvme_list(text: str) -> float:
+    """Confidence that ``text`` is ``nvme list`` (the table or ``-o json``'s flat Devices list)."""
+    if '"Devices"' in text and '"DevicePath"' in text and ('"ModelNumber"' in text or '"PhysicalSize"' in text):
+        return 0.95 if parse_nvme_list(text).namespaces else 0.0
+    if _NVME_LIST_HDR.search(text) or re.search(r"^Node\s+(?:Generic\s+)?SN\s+Model\s", text, re.M):
+        return 0.95 if parse_nvme_list(text).namespaces else 0.5
+    return 0.0

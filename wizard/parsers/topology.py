@@ -221,6 +221,10 @@ class NvlinkGpu:
     link_lines: dict[int, str] = field(default_factory=dict)
     counters: dict[int, dict[str, int]] = field(default_factory=dict)  # -e: link -> {"Replay Errors": n}
     counter_lines: list[str] = field(default_factory=list)
+    traffic: dict[int, dict[str, int]] = field(default_factory=dict)
+    """``nvidia-smi nvlink -gt d`` (and the older ``-g 0``): link -> {"Tx": KiB, "Rx": KiB} since the counters were
+    last reset."""
+    traffic_lines: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # driver messages ("... all links are inActive")
 
     @property
@@ -242,6 +246,10 @@ class NvlinkReport:
 _GPU_HDR = lazy_re(r"^GPU (?P<i>\d{1,4}): (?P<rest>.*)$")
 _UUID = lazy_re(r"\s*\(UUID: (?P<uuid>[^)]*)\)")
 _LINK_SPEED = lazy_re(r"^Link (?P<n>\d{1,3}): (?:(?P<v>\d{1,4}(?:\.\d{1,4})?) ?GB/s|(?P<ina><inactive>|Inactive|inactive|N/A))\s*$")
+_LINK_TRAFFIC = lazy_re(r"^Link (?P<n>\d{1,3}): (?:(?:Data )?(?:Tx|Rx)\d?: \d{1,19} ?(?:KiB|KBytes|KB)(?:, |\s*$))+")
+_TRAFFIC_ITEM = lazy_re(r"(?P<d>Tx|Rx)\d?: (?P<v>\d{1,19}) ?(?:KiB|KBytes|KB)")
+"""``nvidia-smi nvlink -gt d``'s "Link 0: Data Tx: 648555824 KiB" (one direction a line) and ``-g 0``'s older
+"Link 0: Rx0: 0 KBytes, Tx0: 0 KBytes"."""
 _LINK_COUNTER = lazy_re(r"^Link (?P<n>\d{1,3}): (?P<k>[A-Za-z][A-Za-z0-9 _/-]*?)\s*: (?P<v>\d{1,19})\s*$")
 
 
@@ -312,6 +320,13 @@ def parse_nvlink(text: str) -> NvlinkReport:
             n = sat_int(m.group("n"))
             cur.links[n] = None if m.group("ina") else float(m.group("v"))
             cur.link_lines[n] = s
+            continue
+        m = _LINK_TRAFFIC.match(s)
+        if m:
+            per = cur.traffic.setdefault(sat_int(m.group("n")), {})
+            for t in _TRAFFIC_ITEM.finditer(s):
+                per[t.group("d")] = sat_int(t.group("v"))
+            cur.traffic_lines.append(s)
             continue
         m = _LINK_COUNTER.match(s)
         if m:
@@ -465,6 +480,13 @@ def detect_nvlink_errors(text: str) -> float:
     """Confidence that ``text`` is ``nvidia-smi nvlink -e``."""
     gpus, speeds, counters = _nvlink_counts(text)
     return 0.97 if gpus and counters and counters > speeds else 0.0
+
+
+def detect_nvlink_throughput(text: str) -> float:
+    """Confidence that ``text`` is ``nvidia-smi nvlink -gt d`` (data throughput counters, KiB a link and direction)."""
+    rep = parse_nvlink(_head(text))
+    lines = sum(len(g.traffic_lines) for g in rep.gpus)
+    return 0.97 if lines and lines >= sum(len(g.links) + len(g.counter_lines) for g in rep.gpus) else 0.0
 
 
 def detect_dcgmi_nvlink(text: str) -> float:

@@ -378,8 +378,16 @@ def judge_lscpu(f: LscpuFacts, exp: Mapping[str, Any], source: str = "lscpu") ->
         findings.append(Finding("bios.cpu", Verdict.FAIL, Msg("{desc}; only {online} are online", desc=desc, online=online), "host", ev,
                                 "Bring the offline CPUs online, or find why the kernel could not.", SRC_A8))
     else:
-        findings.append(Finding("bios.cpu", Verdict.PASS, (desc + (Msg(', all online') if online else '')), "host", ev, "",
-                                SRC_A8))
+        vuln = [k for k, v in f.fields.items() if v.startswith("Vulnerable")]
+        note = (Msg("; lscpu lists {n} CPU vulnerabilities as not mitigated ({names}{micro}): a security matter for "
+                    "a BIOS/microcode update, not the GPUs' readiness", n=len(vuln), names=", ".join(vuln[:4]),
+                    micro=Msg(", no microcode") if any("no microcode" in f.fields[k] for k in vuln) else "")
+                if vuln else "")
+        findings.append(Finding("bios.cpu", Verdict.PASS, (desc + (Msg(', all online') if online else '') + note),
+                                "host", ev + tuple(f.lines[k] for k in vuln[:4]), "",
+                                SRC_A8 + ("; Linux kernel docs, Hardware vulnerabilities (/sys/devices/system/cpu/"
+                                          "vulnerabilities: 'Vulnerable' = no mitigation in use), "
+                                          "https://docs.kernel.org/admin-guide/hw-vuln/index.html" if vuln else "")))
     return findings + _lscpu_numa(f, exp)
 
 

