@@ -684,7 +684,11 @@ class WrappedOut:
         row = re.match(r"^\s*\[[ A-Z?!]{4}\] \S+ +", line)
         if row and len(row.group(0)) <= width // 2:
             return "\n".join(_wrap(row.group(0), line[len(row.group(0)):], width, len(row.group(0))))
-        return "\n".join(_wrap(lead, line[len(lead):], width, min(len(lead) + 4, max(4, width // 3))))
+        body = line[len(lead):]
+        # a note in parentheses continues inside them, under its first word (walk 46 #5: "(torchrun gets ..." went on
+        # 4 columns further in, as a command's rows do)
+        step = 1 if body.startswith("(") else 2 if body.startswith("（") else 4
+        return "\n".join(_wrap(lead, body, width, min(len(lead) + step, max(step, width // 3))))
 
     def flush(self) -> None:
         if self._pending:

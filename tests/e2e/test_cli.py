@@ -1344,6 +1344,24 @@ def test_a_wrapped_commands_continuation_rows_are_not_wrapped_again(monkeypatch)
     assert shlex.split(re.sub(r"\\\n", "", command).strip()[2:])[-1] == path
 
 
+def test_a_note_in_parentheses_continues_inside_them(monkeypatch):
+    """Walk 46 #5: a note in parentheses under a dry run's commands went on 4 columns further in; its continuation
+    now starts under its first word (one column in for "(", two for the full-width "（"), other prose as before."""
+    from wizard import cli
+
+    monkeypatch.setenv("COLUMNS", "60")
+    out = io.StringIO()
+    w = cli.WrappedOut(out)
+    w.write("        (torchrun gets --local-addr=ADDR, the node's address, where the node's torch is 2.2 or later)\n")
+    w.write("        （节点上的 torch 为 2.2 或更新时，torchrun 会得到 --local-addr=ADDR，即该节点的地址）\n")
+    w.write("    plain words " * 6 + "\n")
+    rows = out.getvalue().splitlines()
+    assert rows[1].startswith(" " * 9) and rows[1][9] != " ", rows
+    zh = next(i for i, r in enumerate(rows) if r.lstrip().startswith("（"))
+    assert rows[zh + 1].startswith(" " * 10) and rows[zh + 1][10] != " ", rows
+    assert rows[-1].startswith(" " * 8) and rows[-1][8] != " ", rows
+
+
 def test_run_says_when_the_steps_last_check_passes_before_a_system_change(tmp_path):
     """Walk 45 #10: `bringup run os.nouveau` on a node whose check passed asked "Run it? [y/N]" with no word that the
     machine needs nothing, which the TUI's dialog says. The CLI's confirmation says it too (here: nouveau is not

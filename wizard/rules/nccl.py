@@ -587,7 +587,7 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
             bound = _host_link_bound(model, per_node) if floor is None else None
             if bound is not None and judged >= MULTINODE_NIC_FRACTION * bound[0]:
                 floor, node_floor = MULTINODE_NIC_FRACTION * bound[0], True
-                floor_desc = (Msg("{multinode_nic_fraction:g} x {total} GB/s, the most the node's GPUs move over PCIe ({bound}): every byte between nodes crosses a GPU's PCIe link to its NIC, so no NIC layout can carry more per node; a run at 0.8 x that is not held back by the network, whatever its NIC rate (derived)", multinode_nic_fraction=MULTINODE_NIC_FRACTION, total=f"{bound[0]:.0f}", bound=bound[1]))
+                floor_desc = (Msg("{multinode_nic_fraction:g} x {total} GB/s, derived: the most the node's GPUs move over PCIe is {bound}; every byte between nodes crosses a GPU's PCIe link to its NIC, so no NIC layout can carry more per node, and a run at 0.8 x that is not held back by the network, whatever its NIC rate", multinode_nic_fraction=MULTINODE_NIC_FRACTION, total=f"{bound[0]:.0f}", bound=bound[1]))
                 floor_src = f"{SRC_PCIE_BOUND}; {SRC_NIC_FLOOR}"
             why_unknown = N_("no floor is known for this network: the multi-node floor is 0.8 x the node's aggregate "
                              "NIC bandwidth (e.g. 320 GB/s for 8 x 400 Gb/s NICs, derived), and NIC count/speed are "
