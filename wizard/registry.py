@@ -289,8 +289,10 @@ def _build_kinds() -> dict[str, Kind]:
          p_dcgm.detect_dcgmi_stats, dcgm_rules.judge_stats_text, ("dcgmi stats -j <job>",)),
     Kind("dcgmi-modules", "dcgmi modules -l (DCGM's host-engine modules and their state)",
          p_dcgm.detect_dcgmi_modules, dcgm_rules.judge_modules_text, ("dcgmi modules -l",)),
-    Kind("dcgmi-discovery", "dcgmi discovery -l (GPUs and NvSwitches DCGM sees)", p_dcgm.detect_dcgmi_discovery,
+    Kind("dcgmi-discovery", "dcgmi discovery -l / -c (the GPUs, NvSwitches and MIG instances DCGM sees)", p_dcgm.detect_dcgmi_discovery,
          pasted.dcgm_discovery_judge, ("dcgmi discovery -l",)),
+    Kind("dcgm-log", "dcgm-exporter or nv-hostengine log", p_dcgm.detect_dcgm_log, dcgm_rules.judge_dcgm_log,
+         ("kubectl logs -n gpu-operator DCGM_EXPORTER_POD", "journalctl -u nvidia-dcgm")),
     Kind("dcgmi-dmon", "dcgmi dmon -e FIELDS (DCGM field samples: Xid, ECC, PCIe replays, ...)", p_dcgm.detect_dcgmi_dmon,
          pasted.dcgm_dmon_judge, ("dcgmi dmon -e 230,202,310,311 -c 5",)),
     Kind("dcgm-exporter-metrics", "dcgm-exporter's Prometheus metrics (DCGM_FI_* samples: Xid, ECC, PCIe replays, "

@@ -123,3 +123,18 @@ def test_describe_node_allocatable_below_capacity_and_conditions():
     got = {(x.id, x.verdict) for x in sick}
     assert ("driver.k8s_node", Verdict.FAIL) in got and ("driver.k8s_node", Verdict.WARN) in got
     assert any("DiskPressure is True" in x.message for x in sick)
+
+
+def test_nvidia_smi_missing_in_a_container_means_it_got_no_gpus_and_a_device_list_alone_is_read():
+    """Docker's 'exec: "nvidia-smi": executable file not found in $PATH' (real, held-out round 135): the container got
+    no GPUs, driver.container_toolkit FAIL with --gpus in the remedy; nvidia-container-cli info's device blocks without
+    the NVRM line above them (real, same round) still count the GPUs."""
+    from wizard.explain import explain_text
+
+    r = explain_text((PUBLIC / "docker-run-nvidia-smi__centos7-no-nvidia-runtime-executable-file-not-found.txt")
+                     .read_text(), "d")
+    (f,) = [f for f in r.findings if f.id == "driver.container_toolkit"]
+    assert f.verdict is Verdict.FAIL and "got no GPUs" in f.message and "--gpus all" in f.remedy
+    info = explain_text((PUBLIC / "nvidia-container-cli-info__8x-rtx3080-devices-listed-arch-8.6-partial.txt")
+                        .read_text(), "i")
+    assert info.kind == "nvidia-container-cli" and "6 GPU(s)" in info.findings[0].message

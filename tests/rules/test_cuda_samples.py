@@ -425,3 +425,14 @@ def test_nvbandwidth_with_only_ungraded_testcases_says_so_not_no_measurement():
     r = explain_text(text(PUBLIC / "nvbandwidth__2x-rtx5060ti-risers-h2d-bidir-18gbps-ce-22gbps-sm-even.txt"))
     unknown = [f for f in r.findings if f.verdict is Verdict.UNKNOWN]
     assert unknown and "only testcases" in unknown[0].message and "no measurement" not in unknown[0].message
+
+
+def test_an_integrated_gpus_bandwidthtest_is_not_graded_against_a_pcie_link():
+    """bandwidthTest on a Jetson Nano's Tegra X1 (real, held-out round 134: 7.1/10.3 GB/s over shared LPDDR4): PASS
+    with its Result, the copies reported, not graded against PCIe (they were warned as 59% of Gen3 x16)."""
+    from wizard.explain import explain_text
+
+    r = explain_text((PUBLIC / "bandwidthtest__jetson-nano-tegra-x1-integrated-h2d-7.1-d2h-10.3-d2d-16.5-gbs-pass.txt")
+                     .read_text(), "j")
+    (f,) = [f for f in r.findings if f.id == "gpu.host_bandwidth"]
+    assert f.verdict is Verdict.PASS and "integrated GPU" in f.message and "not graded" in f.message

@@ -394,3 +394,42 @@ def test_dcgmi_stats_is_a_job_report_not_a_health_check():
     assert ok.kind == "dcgmi-stats" and ok.findings[0].verdict is Verdict.PASS and "job 232" in ok.findings[0].message
     empty = explain_text(text(PUBLIC / "dcgmi-stats-j__a100-mig-ci-job-0-processes-power-na-not-supported.txt"))
     assert empty.kind == "dcgmi-stats" and empty.findings[0].verdict is Verdict.UNKNOWN
+
+
+def test_dcgm_exporter_and_host_engine_logs_judge_driver_dcgm():
+    """dcgm-exporter / nv-hostengine logs (real, held-out round 132 and earlier): no NVML -> FAIL, the host engine
+    lost -> FAIL, a fatal-level line -> FAIL quoting it, the NvSwitch libraries missing -> WARN, a clean start -> PASS."""
+    from wizard.explain import explain_text
+
+    def one(name):
+        r = explain_text((PUBLIC / name).read_text(), name)
+        assert r.kind == "dcgm-log", (name, r.kind)
+        (f,) = [f for f in r.findings if f.id == "driver.dcgm"]
+        return f
+
+    assert one("dcgm-exporter-log__t4-gpu-operator-nvml-doesnt-exist-no-gpu-metrics.txt").verdict is Verdict.FAIL
+    assert "NVML" in one("nv-hostengine-log__rosa-gpu-operator-cannot-load-nvml-proceed-without-gpus-partial.txt").message
+    f = one("dcgm-exporter-log__2-1-8-hostengine-restarted-connection-invalid-stale-metrics.txt")
+    assert f.verdict is Verdict.FAIL and "stale" in f.message
+    f = one("dcgm-exporter-log__v100-fatal-error-adding-gpu-1-not-supported-by-dcgm.txt")
+    assert f.verdict is Verdict.FAIL and "This GPU is not supported by DCGM" in f.message
+    f = one("nv-hostengine-log__l4-dcgm-4-0-nvswitch-nvsdm-nscq-not-loaded-no-switches-partial.txt")
+    assert f.verdict is Verdict.WARN and "NSCQ" in f.message
+    assert one("dcgm-exporter-log__3-1-7-dcp-collecting-no-switches-pipeline-started-healthy.txt").verdict is Verdict.PASS
+
+
+def test_dcgmi_discovery_c_reads_the_mig_hierarchy_and_an_unreachable_host_engine_fails_driver_dcgm():
+    """``dcgmi discovery -c`` (real, held-out round 132): health.mig PASS with each GPU's instances; the same table with
+    one compute instance removed (synthetic, built here) WARNs naming the empty GPU instance; a dcgmi that could not
+    reach the host engine (real) fails driver.dcgm."""
+    from wizard.explain import explain_text
+
+    text = (PUBLIC / "dcgmi-discovery-c__mig-hierarchy-2-gpus-2-gi-ci-each-healthy-partial.txt").read_text()
+    r = explain_text(text, "c")
+    assert r.verdict is Verdict.PASS and "GPU 1: 2 GPU instance(s), 2 compute instance(s)" in r.findings[0].message
+    empty = "\n".join(ln for ln in text.splitlines() if "CI 1/2/0" not in ln)
+    w = explain_text(empty, "synthetic_gi_without_ci")
+    assert w.verdict is Verdict.WARN and "1/2" in w.findings[0].message
+    down = explain_text((PUBLIC / "dcgmi-discovery__remote-host-unable-to-connect-host-engine-disconnected.txt")
+                        .read_text(), "d")
+    assert any(f.id == "driver.dcgm" and f.verdict is Verdict.FAIL for f in down.findings)

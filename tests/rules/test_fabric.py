@@ -533,3 +533,22 @@ def test_ibv_devinfo_gid_lines_are_read_as_the_roce_gid_table():
     from wizard.parsers.fabric import _mapped_ipv4
 
     assert _mapped_ipv4("0000:0000:0000:0000:0000:ffff:c800:d106") == "200.0.209.6"
+
+
+def test_perftest_rates_a_roce_port_against_ethernet_rates_and_names_a_loopback():
+    """ib_write_bw over RoCE ("Link type : Ethernet") at 23.0 Gb/s (real, held-out round 134): 92% of a 25 Gb/s port,
+    PASS with the line-rate caveat (it was "slow for any InfiniBand port of EDR"); 10.5 Gb/s on RoCE warns as slow
+    for any 25 Gb/s port; an IB run whose local and remote LID are the same (real) is named a loopback."""
+    from wizard.explain import explain_text
+
+    r = explain_text((PUBLIC / "ib-write-bw__openshift-t4-gpudirect-rdma-roce-2qp-23gbps.txt").read_text(), "r")
+    f = next(f for f in r.findings if f.id == "multinode.ib_bandwidth")
+    assert f.verdict is Verdict.PASS and "92% of 25 Gb/s" in f.message and "line rate" in f.message
+    slow = explain_text((PUBLIC / "ib-write-bw__t4-use-cuda-sriov-roce-10.5gbps-relaxed-ordering-warning.txt")
+                        .read_text(), "s")
+    g = next(f for f in slow.findings if f.id == "multinode.ib_bandwidth")
+    assert g.verdict is Verdict.WARN and "RoCE port of 25 Gb/s" in g.message
+    loop = explain_text((PUBLIC / "ib-write-bw__rtx4080-p2p-driver-gdr-use-cuda-ib-loopback-14949-mibs.txt")
+                        .read_text(), "l")
+    h = next(f for f in loop.findings if f.id == "multinode.ib_bandwidth")
+    assert "a loopback" in h.message and "LID 0x01" in h.message

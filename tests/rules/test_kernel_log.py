@@ -844,3 +844,20 @@ def test_storage_io_reads_the_block_layers_status_words_and_leaves_a_rejected_di
     assert f.verdict is Verdict.FAIL and "nvme0n1 (critical medium error x4)" in f.message
     d = explain_text(text(PUBLIC / "dmesg__sda-discard-critical-target-error.txt"), "dmesg")
     assert not [f for f in d.findings if f.id == "health.storage_io"]
+
+
+def test_a_nic_that_failed_its_probe_or_firmware_health_is_out_of_service():
+    """mlx5_core's "probe of 0000:03:00.0 failed with error -22" and a ConnectX-6 Dx's "device's health compromised" /
+    "Health issue observed, firmware internal error" (both real, held-out round 133): health.nic_link FAIL naming each
+    adapter, functions with the same error grouped; a DRM "Cannot find any crtc or sizes" on a headless GPU is benign."""
+    r = explain_text(text(PUBLIC / "dmesg-grep-mlx5__connectx4lx-handle-hca-cap-failed-probe-failed-error-22.txt"), "k")
+    (f,) = [f for f in r.findings if f.id == "health.nic_link"]
+    assert f.verdict is Verdict.FAIL and "0000:03:00.0: driver probe failed (error -22)" in f.message
+    r = explain_text(text(PUBLIC / "dmesg__connectx6dx-fw-22.44.1036-health-compromised-firmware-internal-error-all-"
+                                   "functions.txt"), "k")
+    (f,) = [f for f in r.findings if f.id == "health.nic_link"]
+    assert "0000:0d:00.0, 0000:0d:00.1: firmware health error (firmware internal error)" in f.message
+    assert "0000:0d:00.2" in f.message and "(health compromised)" in f.message
+    clean = explain_text(text(PUBLIC / "journalctl-k-b-grep-nvidia__4x-rtx-pro-6000-blackwell-610.57.04-open-clean-"
+                                       "reboot-no-xid-partial.txt"), "k")
+    assert clean.verdict is Verdict.PASS

@@ -37,6 +37,9 @@ _KV = lazy_re(r"^\s*(NVRM version|CUDA version|Device Index|Device Minor|Model|B
 _CLI_ERROR = lazy_re(r"nvidia-container-cli(?:\.real)?: (?:(\w[\w ]*?) error: )?(.*)$")
 _DOCKER_NO_RUNTIME = lazy_re(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]|"
                                 r"unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia")
+_NO_INJECT = lazy_re(r"exec: \\?\"nvidia-smi\\?\": executable file not found in \$PATH")
+"""Docker/runc starting ``nvidia-smi`` in a container that got no GPUs: the NVIDIA runtime's hook mounts the driver's
+tools and libraries into a container it gives GPUs to, and an image does not carry nvidia-smi itself."""
 _GLOG = lazy_re(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]")
 
 
@@ -100,20 +103,27 @@ def parse_container_cli(text: str) -> ContainerCli:
             continue
         if _DOCKER_NO_RUNTIME.search(s):
             r.errors.append(("runtime", s, s))
+        elif _NO_INJECT.search(s):
+            r.errors.append(("not_injected", s, s))
     flush()
     return r
 
 
 def detect_container_cli(text: str) -> float:
     """0.95 for nvidia-container-cli's info block (NVRM version plus Device Index/Model/GPU UUID lines) or its
-    errors; 0.9 for Docker's "could not select device driver ... [[gpu]]" (no NVIDIA runtime configured)."""
-    if "nvidia-container-cli" not in text and "Device Index:" not in text and not _DOCKER_NO_RUNTIME.search(text):
+    errors; 0.9 for Docker's "could not select device driver ... [[gpu]]" (no NVIDIA runtime configured), for its
+    'exec: "nvidia-smi": executable file not found' (a container given no GPUs) and for info's device blocks without
+    the NVRM line above them."""
+    if ("nvidia-container-cli" not in text and "Device Index:" not in text and not _DOCKER_NO_RUNTIME.search(text)
+            and not _NO_INJECT.search(text)):
         return 0.0
     r = parse_container_cli(text)
-    if r.errors and any(c != "runtime" for c, _, _ in r.errors):
+    if r.errors and any(c not in ("runtime", "not_injected") for c, _, _ in r.errors):
         return 0.95
     if r.driver and r.devices:
         return 0.95
+    if len(r.devices) >= 1 and all(d.uuid and d.model for d in r.devices):  # the device list without its head
+        return 0.9
     if r.errors:
         return 0.9
     return 0.0

@@ -611,15 +611,24 @@ class DcgmDiscovery:
     connectx: int | None = None
     cpus: int | None = None
     errors: list[str] = field(default_factory=list)
+    hierarchy: dict[int, dict[str, int]] = field(default_factory=dict)
+    """``dcgmi discovery -c`` (the MIG instance hierarchy): GPU id -> {"gi": GPU instances, "ci": compute instances}."""
+    hierarchy_lines: list[str] = field(default_factory=list)
+    empty_instances: list[str] = field(default_factory=list)
+    """GPU instances ("0/2") listed with no compute instance under them."""
 
 
 _DISC_FOUND = lazy_re(r"^\s*(\d+)\s+(GPUs?|NvSwitch(?:es)?|ConnectX|CPUs?)\s+found\b", re.I)
 _DISC_ROW = lazy_re(r"^\s*\|\s*(\d*)\s*\|\s*(Name|PCI Bus ID|Device UUID):\s*(.*?)\s*\|\s*$")
+_HIER = lazy_re(r"^\|\s*(?:(?P<gpu>GPU (?P<g>\d+))|-> I (?P<gi>\d+/\d+)|-> CI (?P<ci>\d+/\d+/\d+))\s*\|")
+"""A row of ``dcgmi discovery -c``'s Instance Hierarchy table: "| GPU 0 | GPU GPU-... (EntityID: 0) |", "| -> I 0/1 |
+GPU Instance ...", "|    -> CI 0/1/0 | Compute Instance ..."."""
 _DISC_ERR = lazy_re(r"Unable to (?:establish a )?connect|Host engine connection invalid|^Error:", re.I)
 
 
 def parse_dcgmi_discovery(text: str) -> DcgmDiscovery:
-    """Read ``dcgmi discovery -l``; never raises (rows it cannot read are left out)."""
+    """Read ``dcgmi discovery -l`` (and ``-c``'s MIG instance hierarchy); never raises (rows it cannot read are left
+    out)."""
     d = DcgmDiscovery()
     if not isinstance(text, str):
         return d
@@ -645,6 +654,25 @@ def parse_dcgmi_discovery(text: str) -> DcgmDiscovery:
         if _DISC_ERR.search(line):
             d.errors.append(line.strip())
             continue
+        h = _HIER.match(line.strip())
+        if h:
+            d.hierarchy_lines.append(line.strip())
+            if h.group("g"):
+                gpu = sat_int(h.group("g"))
+                d.hierarchy.setdefault(gpu, {"gi": 0, "ci": 0})
+                m2 = re.search(r"GPU-[0-9a-fA-F*-]+", line)
+                d.gpus.append(DiscoveredGpu(gpu, uuid=m2.group(0) if m2 else "", lines=[line.strip()]))
+            elif h.group("gi"):
+                gpu = sat_int(h.group("gi").split("/")[0])
+                d.hierarchy.setdefault(gpu, {"gi": 0, "ci": 0})["gi"] += 1
+                d.empty_instances.append(h.group("gi"))
+            else:
+                gpu = sat_int(h.group("ci").split("/")[0])
+                d.hierarchy.setdefault(gpu, {"gi": 0, "ci": 0})["ci"] += 1
+                gi = "/".join(h.group("ci").split("/")[:2])
+                if gi in d.empty_instances:
+                    d.empty_instances.remove(gi)
+            continue
         r = _DISC_ROW.match(line)
         if not r or not section.startswith("gpu"):
             continue
@@ -665,13 +693,20 @@ def parse_dcgmi_discovery(text: str) -> DcgmDiscovery:
 
 
 def detect_dcgmi_discovery(text: str) -> float:
-    """1.0 for "N GPUs found." with DCGM's "| GPU ID | Device Information |" table, 0.9 for "N NvSwitches found."."""
+    """1.0 for "N GPUs found." with DCGM's "| GPU ID | Device Information |" table, 0.9 for "N NvSwitches found.",
+    0.95 for ``dcgmi discovery -c``'s Instance Hierarchy table, 0.9 for a ``dcgmi discovery`` that could not reach the
+    host engine."""
     if not isinstance(text, str):
         return 0.0
     # [ \t]*, not \s*: at each line start \s* ran through every blank line after it (quadratic in a run of them)
     if re.search(r"^[ \t]*\d+\s+GPUs?\s+found\b", text, re.M) and re.search(r"\|\s*GPU ID\s*\|\s*Device Information", text):
         return 1.0
     if re.search(r"^[ \t]*\d+\s+NvSwitch(?:es)?\s+found\.", text, re.M):
+        return 0.9
+    if "Instance Hierarchy" in text and parse_dcgmi_discovery(text).hierarchy:
+        return 0.95
+    if "dcgmi discovery" in text and re.search(r"Unable to (?:establish a )?connect|Host engine connection invalid",
+                                                text, re.I):
         return 0.9
     return 0.0
 
@@ -835,3 +870,76 @@ def parse_dcgmi_stats(text: str) -> dict[str, tuple[str, str]]:
         if m and not m.group(1).startswith("-"):
             out.setdefault(m.group(1).strip(), (m.group(2).strip(), raw.strip()))
     return out
+
+
+# ------------------------------------------------------------------ dcgm-exporter and nv-hostengine logs
+
+
+@dataclass(frozen=True)
+class DcgmLog:
+    """What a dcgm-exporter or nv-hostengine log says, line by class: ``no_nvml`` (DCGM could not load or reach
+    NVML, so it manages no GPU), ``disconnected`` (the exporter lost its host engine), ``no_switch_libs`` (the
+    NvSwitch module could not load NVSDM/NSCQ), ``started`` (the exporter's pipeline/webserver started, DCGM
+    initialised), ``errors`` (other ERROR lines)."""
+
+    no_nvml: list[str] = field(default_factory=list)
+    disconnected: list[str] = field(default_factory=list)
+    no_switch_libs: list[str] = field(default_factory=list)
+    started: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    fatal: list[str] = field(default_factory=list)
+    """Lines at logrus's fatal level (``level=fatal msg=...``, ``FATA[0000] ...``): the process exited on them."""
+    exporter: bool = False
+
+
+_DLOG_EXPORTER = lazy_re(r"Starting dcgm-exporter|dcgm-exporter|Failed to collect metrics|Pipeline starting|"
+                         r"Starting webserver|Collecting DCP Metrics|Not collecting \w[\w ]* metrics")
+_DLOG_ENGINE = lazy_re(r"\[/builds/dcgm/dcgm/[^\]]+\.cpp:\d+\]|\bnv-hostengine\b")
+_DLOG_NO_NVML = lazy_re(r"Cannot load NVML|NVML doesn't exist on this system|Not collecting GPU metrics; Error getting "
+                        r"devices count|Failed to initialize NVML|NVML (?:Shared Library )?Not Found", re.I)
+_DLOG_DISCONNECTED = lazy_re(r"Host engine connection invalid|Unable to connect to host engine|"
+                             r"connection to (?:the )?host engine (?:was )?(?:lost|refused)", re.I)
+_DLOG_SWITCH_LIBS = lazy_re(r"\[\[NvSwitch\]\].*(?:Could not load (?:NVSDM|NSCQ)|AttachToNvsdm\(\) returned|"
+                            r"libnvidia-nscq)", re.I)
+_DLOG_STARTED = lazy_re(r"DCGM successfully initialized|Pipeline starting|Starting webserver|Listening on")
+_DLOG_ERROR = lazy_re(r"^\s*(?:ERROR\b|E\d{4} |\S+ \S+ ERROR\b|time=\"[^\"]*\" level=(?:error|fatal)|(?:ERRO|FATA)\[)")
+
+
+def parse_dcgm_log(text: str) -> DcgmLog:
+    """A dcgm-exporter log (logrus: ``time=... level=info msg="..."`` or ``INFO[0000] ...``) or an nv-hostengine log
+    (``2025-01-23 22:23:52.097 DEBUG [pid:tid] message [/builds/dcgm/dcgm/.../File.cpp:N] [Function]``) ->
+    :class:`DcgmLog`. Never raises."""
+    d = DcgmLog()
+    for raw in text.splitlines()[:20000]:
+        s = raw.strip()
+        if not s:
+            continue
+        if _DLOG_EXPORTER.search(s):
+            _set(d, "exporter", True)
+        if re.search(r"level=fatal\b|^FATA\[\d+\]", s):
+            d.fatal.append(s)
+        elif _DLOG_NO_NVML.search(s):
+            d.no_nvml.append(s)
+        elif _DLOG_DISCONNECTED.search(s):
+            d.disconnected.append(s)
+        elif _DLOG_SWITCH_LIBS.search(s):
+            d.no_switch_libs.append(s)
+        elif _DLOG_STARTED.search(s):
+            d.started.append(s)
+        elif _DLOG_ERROR.search(s):
+            d.errors.append(s)
+    return d
+
+
+def detect_dcgm_log(text: str) -> float:
+    """0.85 for a dcgm-exporter or nv-hostengine log (three or more lines of either's form, or one of the lines whose
+    meaning :class:`DcgmLog` reads in a log line of either)."""
+    head = "\n".join(text.splitlines()[:400])
+    engine = len(_DLOG_ENGINE.findall(head))
+    exporter = len(re.findall(r"(?:level=\w+ msg=|^(?:INFO|WARN|ERRO|FATA)\[\d+\] )", head, re.M))
+    if not engine and not (exporter and _DLOG_EXPORTER.search(head)):
+        return 0.0
+    d = parse_dcgm_log(head)
+    if engine >= 3 or exporter >= 3 or d.no_nvml or d.disconnected or d.started or d.fatal:
+        return 0.85
+    return 0.0

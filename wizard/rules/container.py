@@ -85,6 +85,16 @@ def _errors(r: ContainerCli) -> list[Finding]:
                                "configure --runtime=docker` and `sudo systemctl restart docker`; check with `docker run "
                                "--rm --gpus all ubuntu nvidia-smi`.", SRC_CONFIG))
             continue
+        if cls == "not_injected":
+            out.append(Finding("driver.container_toolkit", Verdict.FAIL,
+                               N_("the container got no GPUs: nvidia-smi is not in it, so the NVIDIA runtime did not "
+                                  "mount the driver's tools and libraries (started without --gpus, or Docker has no "
+                                  "NVIDIA runtime)"), "host", (line,),
+                               N_("Start it with the GPUs: `docker run --rm --gpus all IMAGE nvidia-smi` (or "
+                                  "`--runtime=nvidia`); if that fails too, install the NVIDIA Container Toolkit and run "
+                                  "`sudo nvidia-ctk runtime configure --runtime=docker` and `sudo systemctl restart "
+                                  "docker`."), SRC_CONFIG))
+            continue
         if cls == "requirement":
             need = re.search(r"cuda\s*>=\s*([\d.]+)", msg)
             out.append(Finding("driver.container_toolkit", Verdict.FAIL,

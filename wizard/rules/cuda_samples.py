@@ -300,6 +300,15 @@ def _grade_d2d(m: BwMeasure, spec: Any, subj: str, ev: tuple[str, ...]) -> Findi
                                     f"device-to-device copy (warn floor, {warn_f:g} x {bw:g} GB/s)"))
 
 
+INTEGRATED_GPU = re.compile(r"\b(?:Tegra|Jetson|Xavier|Orin|Thor)\b", re.I)
+"""GPUs on the same die or package as the CPU and its memory (NVIDIA Jetson/DRIVE modules: Tegra X1, Xavier, Orin,
+Thor): CUDA reports them "integrated" and host/device copies never cross a PCIe link."""
+SRC_INTEGRATED = ("CUDA C++ Programming Guide, cudaDeviceProp::integrated (the device is integrated with the host, "
+                  "sharing its memory), https://docs.nvidia.com/cuda/cuda-runtime-api/structcudaDeviceProp.html; "
+                  "NVIDIA Jetson modules: the GPU shares the module's LPDDR memory with the CPU "
+                  "(https://developer.nvidia.com/embedded/jetson-modules)")
+
+
 def judge_bandwidth_test_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """gpu.host_bandwidth from bandwidthTest: pinned host-to-device and device-to-host copies against the PCIe
     practical figure of the GPU's link (known from its datasheet row or architecture, never guessed);
@@ -326,6 +335,14 @@ def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
     name = bt.devices[0][1] if len(bt.devices) == 1 else ""
     dev_line = bt.devices[0][2] if len(bt.devices) == 1 else ""
     subj = gpu_subject(bt.devices[0][0]) if len(bt.devices) == 1 else "host"
+    if name and INTEGRATED_GPU.search(name):
+        figures = SEMICOLON.join(f"{m.direction} {m.memory} {m.gb_s:.1f} GB/s" for m in bt.measures[:6])
+        return [Finding(fid, Verdict.PASS if bt.result == "PASS" else Verdict.UNKNOWN,
+                        Msg("{name} is an integrated GPU sharing the host's memory (no PCIe link between them): "
+                            "bandwidthTest {result}; its copies ({figures}) are memory-to-memory and are not graded "
+                            "against a PCIe link", name=name, result=bt.result or Msg("shows no Result line"),
+                            figures=figures), subj, tuple(x for x in (dev_line, bt.result_line) if x), "",
+                        f"{SRC_SAMPLES}; {SRC_INTEGRATED}")]
     gen, lanes, how_known = _link_of(name) if name else (None, None, "")
     out: list[Finding] = []
     graded = [m for m in bt.measures if m.direction in ("h2d", "d2h") and m.memory == "pinned" and m.devices == 1]

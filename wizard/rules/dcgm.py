@@ -556,11 +556,22 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     it through NVML."""
     from wizard.rules.gpu_presence import SRC_A1, count_measure, count_verdict, sxm_count_doubt, sxm_count_finding
 
+    if d.hierarchy and d.gpus_found is None:
+        return _hierarchy(d)
     if d.gpus_found is None and not d.gpus:
         err_ev = tuple(d.errors[:3]) or tuple(ln for ln in text.splitlines() if ln.strip())[:5]
-        return [Finding("health.gpu_count", Verdict.UNKNOWN, (Msg('dcgmi discovery listed no GPUs') + (Msg(': it could not reach the DCGM host engine') if d.errors else '')), "host", err_ev,
-                        "Start the host engine (`sudo systemctl start nvidia-dcgm`, or `nv-hostengine`) and run "
-                        "`dcgmi discovery -l` again.", SRC_DISCOVERY)]
+        none = [Finding("health.gpu_count", Verdict.UNKNOWN, (Msg('dcgmi discovery listed no GPUs') + (Msg(': it could not reach the DCGM host engine') if d.errors else '')), "host", err_ev,
+                       "Start the host engine (`sudo systemctl start nvidia-dcgm`, or `nv-hostengine`) and run "
+                       "`dcgmi discovery -l` again.", SRC_DISCOVERY)]
+        if d.errors:
+            none.append(Finding("driver.dcgm", Verdict.FAIL,
+                               N_("dcgmi could not reach the DCGM host engine (nv-hostengine): nothing DCGM does (health "
+                                  "watches, diagnostics, the exporter's metrics) works until it runs and listens where "
+                                  "dcgmi connects"), "host", err_ev,
+                               N_("On the node: `systemctl status nvidia-dcgm` (or start `nv-hostengine`); for a remote "
+                                  "`--host`, the host engine listens on 127.0.0.1:5555 unless started with `-b ADDRESS` "
+                                  "(`nv-hostengine -b 0.0.0.0`), and the firewall must pass TCP 5555."), SRC_HOSTENGINE))
+        return none
     found = d.gpus_found if d.gpus_found is not None else len(d.gpus)
     blank = [g for g in d.gpus if g.name.startswith("<<<") and g.name.endswith(">>>")]
     names = list(dict.fromkeys(g.name for g in d.gpus if g.name and g not in blank))
@@ -612,6 +623,96 @@ def judge_discovery(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
         else:
             out.append(Finding("health.nvlink", Verdict.PASS, Msg("DCGM lists {nvswitches} NVSwitches on the {found}-GPU {model} board", nvswitches=d.nvswitches, found=found, model=model), "host", (d.nvswitch_line,), "", SRC_NVSWITCH))
     return out
+
+
+SRC_HOSTENGINE = (f"NVIDIA DCGM user guide, Getting Started ({DCGMI_URL}): dcgmi and the exporter talk to the "
+                  "nv-hostengine daemon (the nvidia-dcgm service), by default on 127.0.0.1:5555; nv-hostengine -b "
+                  "ADDRESS binds another address")
+SRC_MIG_CI = ("NVIDIA Multi-Instance GPU user guide, 'Concepts' and 'Getting Started' "
+              "(https://docs.nvidia.com/datacenter/tesla/mig-user-guide/): work runs on a compute instance; a GPU "
+              "instance needs at least one compute instance before a CUDA application can use it")
+
+
+def _hierarchy(d: Any) -> list[Finding]:
+    """``health.mig`` from ``dcgmi discovery -c`` (the MIG instance hierarchy DCGM sees): PASS naming each GPU's GPU and
+    compute instances; a GPU instance with no compute instance under it WARNs (no CUDA device there)."""
+    per = SEMICOLON.join(Msg("GPU {g}: {gi} GPU instance(s), {ci} compute instance(s)", g=g, gi=c["gi"], ci=c["ci"])
+                         for g, c in sorted(d.hierarchy.items()))
+    ev = tuple(d.hierarchy_lines[:12])
+    if d.empty_instances:
+        return [Finding("health.mig", Verdict.WARN,
+                        Msg("DCGM's MIG hierarchy: {per}; GPU instance(s) {gis} have no compute instance, so no CUDA "
+                            "application can run there", per=per, gis=", ".join(d.empty_instances[:8])), "host", ev,
+                        N_("Create a compute instance in each GPU instance (`sudo nvidia-smi mig -cci -gi ID`), or "
+                           "create GPU instances with `-C` (`nvidia-smi mig -cgi PROFILES -C`); `nvidia-smi -L` then "
+                           "lists a MIG device for each."), SRC_MIG_CI)]
+    return [Finding("health.mig", Verdict.PASS,
+                    Msg("DCGM's MIG hierarchy: {per}; every GPU instance has a compute instance", per=per), "host", ev,
+                    "", SRC_MIG_CI)]
+
+
+SRC_DCGM_LOG = ("NVIDIA DCGM user guide, Getting Started (" + DCGMI_URL + "): the host engine loads the driver's NVML "
+                "to manage GPUs, the NvSwitch module needs libnvidia-nscq (NVSDM on NVLink 5 systems) of the driver's "
+                "branch; NVIDIA dcgm-exporter (https://github.com/NVIDIA/dcgm-exporter): it reads every metric through "
+                "the host engine; NVIDIA GPU Operator troubleshooting (https://docs.nvidia.com/datacenter/cloud-native/"
+                "gpu-operator/latest/troubleshooting.html)")
+
+
+def judge_dcgm_log(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``driver.dcgm`` from a dcgm-exporter or nv-hostengine log: a fatal-level line (the process exited) FAIL; DCGM
+    without NVML (it manages no GPU) FAIL; an
+    exporter that lost its host engine FAIL (what it serves is stale); the NvSwitch libraries missing WARN (harmless on
+    a board without NVSwitches, the fabric unseen by DCGM on one with them); an exporter or engine that started with no
+    error PASS; otherwise UNKNOWN (a log excerpt with nothing judgeable)."""
+    from wizard.parsers.dcgm import parse_dcgm_log
+
+    d = parse_dcgm_log(text)
+    fid = "driver.dcgm"
+    if d.fatal:
+        said = re.sub(r'^.*?(?:msg="|FATA\[\d+\]\s*)', "", d.fatal[0]).rstrip('"').strip()
+        return [Finding(fid, Verdict.FAIL,
+                        Msg("the {who} stopped on a fatal error: '{said}': it serves no metrics", who=(
+                            Msg("exporter") if d.exporter else Msg("DCGM process")), said=said[:200]), "host",
+                        tuple(d.fatal[:4]),
+                        N_("Act on the error it names: a field that needs a DCGM module not loaded here (profiling "
+                           "metrics: remove them from the counters file, or load the module), a GPU DCGM does not "
+                           "support (exclude it, or use a DCGM release that supports it), NVML not reachable (the "
+                           "driver in the container); then restart it and read its log again."), SRC_DCGM_LOG)]
+    if d.no_nvml:
+        return [Finding(fid, Verdict.FAIL,
+                        N_("DCGM cannot load the driver's NVML, so it manages no GPU: no health watch, diagnostic or "
+                           "GPU metric comes from it"), "host", tuple(d.no_nvml[:4]),
+                        N_("On the host: `nvidia-smi` must work (the driver loaded). In a container (the GPU Operator's "
+                           "dcgm or dcgm-exporter pod) the NVIDIA runtime must mount the driver into it: check the "
+                           "toolkit's validation pod and the runtime class, then restart the pod."), SRC_DCGM_LOG)]
+    if d.disconnected:
+        return [Finding(fid, Verdict.FAIL,
+                        N_("the exporter lost its DCGM host engine (connection invalid/disconnected): every collection "
+                           "fails, and what it still serves is stale"), "host", tuple(d.disconnected[:4]),
+                        N_("Check the host engine (`systemctl status nvidia-dcgm`, or the dcgm pod), then restart the "
+                           "exporter so it connects again; an exporter built against another DCGM release than the "
+                           "host engine's does not connect either."), SRC_DCGM_LOG)]
+    if d.no_switch_libs:
+        return [Finding(fid, Verdict.WARN,
+                        N_("DCGM's NvSwitch module could not load its libraries (NSCQ/NVSDM): harmless on a board "
+                           "without NVSwitches; on an HGX/DGX board DCGM then sees no NVSwitch (no fabric health or "
+                           "metrics)"), "host", tuple(d.no_switch_libs[:4]),
+                        N_("On an NVSwitch board install libnvidia-nscq of the driver's branch (NVSDM on NVLink 5 "
+                           "systems) and restart nvidia-dcgm; on a PCIe board nothing is needed."), SRC_DCGM_LOG)]
+    if d.errors:
+        return [Finding(fid, Verdict.WARN, Msg("{n} error line(s) in the DCGM log", n=len(d.errors)), "host",
+                        tuple(d.errors[:4]),
+                        N_("Read the lines in context; `dcgmi discovery -l` and `dcgmi health -c` show what DCGM sees."),
+                        SRC_DCGM_LOG)]
+    if d.started:
+        return [Finding(fid, Verdict.PASS,
+                        (N_("the exporter started: DCGM initialised and its pipeline runs, with no error in this log")
+                         if d.exporter else N_("the host engine started with no error in this log")), "host",
+                        tuple(d.started[:4]), "", SRC_DCGM_LOG)]
+    return [Finding(fid, Verdict.UNKNOWN, N_("a DCGM log excerpt with neither an error nor a start-up line"), "host",
+                    tuple(text.strip().splitlines()[:4]),
+                    N_("Paste the log from the start of the process (`kubectl logs POD` or `journalctl -u nvidia-dcgm`)."),
+                    SRC_DCGM_LOG)]
 
 
 # ------------------------------------------------------------------ dcgmi dmon

@@ -370,6 +370,9 @@ PERFTEST_FRACTION = 0.8
 bringup uses for NCCL across nodes; large-message RDMA writes reach about 95 % of the rate on a healthy port)."""
 LINE_RATES_GBIT = (100.0, 200.0, 400.0, 800.0)
 """InfiniBand 4X line rates (EDR, HDR, NDR, XDR) a result is compared with when the port's rate is not known."""
+ETH_LINE_RATES_GBIT = (25.0, 50.0, 100.0, 200.0, 400.0, 800.0)
+"""Ethernet rates a RoCE port (perftest's "Link type : Ethernet") runs at, compared with when its rate is not known:
+ConnectX-4 Lx and later start at 25 Gb/s (IEEE 802.3by 25GBASE-R; IEEE 802.3 50/100/200/400/800GbE)."""
 SRC_PERFTEST = ("perftest (https://github.com/linux-rdma/perftest): ib_write_bw reports BW average in MB/sec "
                 "(2^20 bytes/s: format_factor 0x100000 in src/perftest_parameters.c) unless --report_gbits; " + SRC_RATE + "; Stas Bekman, Machine Learning Engineering "
                 "(https://github.com/stas00/ml-engineering): expect about 80 % of the advertised network bandwidth or more")
@@ -532,6 +535,12 @@ def _judge_perftest_run(run: Any, text: str, exp: Mapping[str, Any], *, fid: str
     best = max((r for r in run.rows if r[0] == size), key=lambda r: r[1])
     gbit, line = best[1], best[2]
     what = (Msg('{value} on {value2}', value=run.test or 'perftest', value2=run.device or 'the HCA') + (f' ({run.link_type})' if run.link_type else '') + Msg(': {gbit:.1f} Gb/s average at {size} bytes', gbit=gbit, size=size))
+    lids = re.findall(r"^\s*(local|remote) address: LID (0x[0-9a-fA-F]{1,8}|\d{1,8})\b", text, re.M)
+    local = {int(v, 0) for k, v in lids if k == "local"}
+    if local and local == {int(v, 0) for k, v in lids if k == "remote"} and 0 not in local:
+        # the same port at both ends (a loopback on one HCA): it proves the HCA and its PCIe path, not the fabric
+        what += Msg(" (a loopback: local and remote are the same port, LID {lid}: it tests this HCA and its PCIe "
+                    "path, not the fabric between nodes)", lid=", ".join(f"0x{x:02x}" for x in sorted(local)))
     ev = tuple(x for x in (run.title_line, line) if x)
     if size < PERFTEST_MIN_BYTES:
         cols = line.split()
@@ -558,7 +567,8 @@ def _judge_perftest_run(run: Any, text: str, exp: Mapping[str, Any], *, fid: str
                                          f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x {rate_of})"))]
     if (older := _older_hca_rates(run.device)) is not None:
         return _judge_older_hca(run, gbit, size, what, ev, older, fid)
-    near = [r for r in LINE_RATES_GBIT if PERFTEST_FRACTION * r <= gbit <= 1.02 * r]
+    rates = ETH_LINE_RATES_GBIT if run.link_type == "Ethernet" else LINE_RATES_GBIT
+    near = [r for r in rates if PERFTEST_FRACTION * r <= gbit <= 1.02 * r]
     cuda_dev = _CUDA_DEVICE_NAME.search(text)
     if near and near[0] < FABRIC_GBIT_PER_GPU[0] and cuda_dev and fabric_class_gpu(cuda_dev.group(1)):
         # GPUDirect from a GPU whose nodes carry 200-400 Gb/s per GPU (held-out round 54: an H100's 84.6 Gb/s on a
@@ -583,16 +593,18 @@ def _judge_perftest_run(run: Any, text: str, exp: Mapping[str, Any], *, fid: str
                         measured=measure(gbit, PERFTEST_FRACTION * r, "Gb/s", "at_least",
                                          f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x the {r:g} Gb/s "
                                          "line rate)"))]
-    if gbit < PERFTEST_FRACTION * LINE_RATES_GBIT[0]:
+    if gbit < PERFTEST_FRACTION * rates[0]:
         return [Finding(fid, Verdict.WARN,
-                        Msg("{what}: below {a1:g} Gb/s, slow for any InfiniBand port of EDR (100 Gb/s) or later", what=what, a1=PERFTEST_FRACTION * LINE_RATES_GBIT[0]), run.device or "node", ev,
+                        (Msg("{what}: below {a1:g} Gb/s, slow for any RoCE port of 25 Gb/s or faster", what=what,
+                             a1=PERFTEST_FRACTION * rates[0]) if run.link_type == "Ethernet" else
+                         Msg("{what}: below {a1:g} Gb/s, slow for any InfiniBand port of EDR (100 Gb/s) or later", what=what, a1=PERFTEST_FRACTION * LINE_RATES_GBIT[0])), run.device or "node", ev,
                         "Check `ibstat` (Rate, State Active), the HCA's PCIe link (`lspci -vv` LnkSta) and that the "
                         "test used large messages (-s 8388608 or --all) and the right device (-d mlx5_N).", SRC_PERFTEST,
-                        measured=measure(gbit, PERFTEST_FRACTION * LINE_RATES_GBIT[0], "Gb/s", "at_least",
-                                         f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x EDR's "
-                                         f"{LINE_RATES_GBIT[0]:g} Gb/s)"))]
-    above = [r for r in LINE_RATES_GBIT if gbit > 1.02 * r]
-    faster = [r for r in LINE_RATES_GBIT if r > gbit]
+                        measured=measure(gbit, PERFTEST_FRACTION * rates[0], "Gb/s", "at_least",
+                                         f"RDMA bandwidth at {size} bytes ({PERFTEST_FRACTION:g} x "
+                                         f"{rates[0]:g} Gb/s, the slowest line rate)"))]
+    above = [r for r in rates if gbit > 1.02 * r]
+    faster = [r for r in rates if r > gbit]
     if above and faster:
         # more than a port of the rate below can carry, so the port is at least the next rate, of which this is too
         # little (held-out round 90: 111.6 Gb/s over RoCE was "between line rates", unknown)

@@ -185,6 +185,7 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
 
     findings: list[Finding] = of(latest) + [_earlier_boot(f) for f in (of(before) if before else [])]
     findings += storage_io_findings(log)
+    findings += nic_health_findings(log)
     findings += host_limit_findings(log)
     findings += _link_findings(latest) + [_earlier_boot(f) for f in _link_findings(before)]
     findings += _sxid_findings(latest) + [_earlier_boot(f) for f in _sxid_findings(before)]
@@ -894,6 +895,61 @@ def storage_io_findings(log: KernelLog) -> list[Finding]:
                     "slot and cabling, and the kernel log before the first error; replace a failing drive. A filesystem "
                     "that reported errors must be unmounted and repaired (xfs_repair, e2fsck) once its device is sound; "
                     "do not write checkpoints to it meanwhile.", SRC_STORAGE_IO)]
+
+
+NIC_DRIVERS = "mlx5_core|mlx4_core|bnxt_en|ice|i40e|irdma|efa"
+"""Network and RDMA adapter drivers whose probe failure or firmware health error :func:`nic_health_findings` reports."""
+_NIC_FW = lazy_re(rf"^(?P<drv>{NIC_DRIVERS}) (?P<dev>[0-9a-fA-F]{{4}}:[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.\d):? .*?"
+                  r"(?:device's health compromised|Health issue observed, (?P<what>[^,]+)|synd 0x[0-9a-f]+: (?P<synd>.+))")
+_NIC_PROBE = lazy_re(rf"^(?P<drv>{NIC_DRIVERS}):? (?:(?P<dev>[0-9a-fA-F]{{4}}:[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.\d):? )?"
+                     r"(?:probe of (?P<dev2>[0-9a-fA-F:.]+) failed with error (?P<err>-?\d+)"
+                     r"|mlx5_load_one failed with error code (?P<err2>-?\d+))")
+SRC_NIC_HEALTH = ("Linux kernel drivers/net/ethernet/mellanox/mlx5/core/health.c (poll_health: \"device's health "
+                  "compromised\", print_health_info: the firmware's assert syndrome) "
+                  "(https://github.com/torvalds/linux/blob/master/drivers/net/ethernet/mellanox/mlx5/core/health.c); "
+                  "drivers/base/dd.c, really_probe: \"probe of DEVICE failed with error N\" (the driver did not bind, "
+                  "so the device has no interface); NVIDIA MLNX_OFED documentation, Firmware tracer and health "
+                  "(https://docs.nvidia.com/networking/display/mlnxofedv24101140/health+monitoring)")
+
+
+def nic_health_findings(log: KernelLog) -> list[Finding]:
+    """``health.nic_link`` FAIL when a network/RDMA adapter's driver reports its firmware unhealthy (mlx5_core "device's
+    health compromised", "Health issue observed, firmware internal error", an assert syndrome) or failed to probe
+    ("probe of 0000:03:00.0 failed with error -22", mlx5_load_one failed): that port carries nothing until the
+    adapter is reset or its driver/firmware fixed, so a multi-node job over it cannot run. One finding naming each
+    device."""
+    per: dict[str, tuple[str, str]] = {}  # device -> (kind, detail): the firmware's own words win over "compromised"
+    lines: list[str] = []
+    for r in log.records:
+        m = _NIC_FW.search(r.msg)
+        p = None if m else _NIC_PROBE.search(r.msg)
+        if not m and not p:
+            continue
+        if m:
+            dev, kind, detail = m.group("dev"), "fw", (m.group("what") or m.group("synd") or "").strip()
+        else:
+            assert p is not None
+            dev, kind, detail = p.group("dev") or p.group("dev2") or "?", "probe", p.group("err") or p.group("err2")
+        if dev not in per or (kind == "fw" and not per[dev][1] and detail):
+            per[dev] = (kind, detail)
+        if len(lines) < 8:
+            lines.extend(r.raw[:1])
+    if not per:
+        return []
+    groups: dict[tuple[str, str], list[str]] = {}
+    for dev, key in per.items():
+        groups.setdefault(key, []).append(dev)
+    devs = SEMICOLON.join(
+        Msg("{devs}: driver probe failed (error {err})", devs=", ".join(ds), err=d) if k == "probe"
+        else Msg("{devs}: firmware health error ({what})", devs=", ".join(ds), what=d or Msg("health compromised"))
+        for (k, d), ds in list(groups.items())[:6])
+    return [Finding("health.nic_link", Verdict.FAIL,
+                    Msg("network adapter(s) out of service: {devs}: no traffic passes through them until they are reset "
+                        "or their driver and firmware fixed", devs=devs), "host", tuple(lines),
+                    "Read the adapter's lines in context (`journalctl -k -b | grep -e mlx5 -e mlx4`); for a firmware "
+                    "health error save the dump (`devlink health dump show`), then reset the adapter (`mlxfwreset` or a "
+                    "cold boot) and update its firmware (`mlxfwmanager`); for a failed probe match the driver (OFED or "
+                    "inbox) to the adapter's firmware and kernel. Replace the adapter if it recurs.", SRC_NIC_HEALTH)]
 
 
 _HOST_LIMITS = (

@@ -77,6 +77,9 @@ COLLAPSE_FRACTION = 0.5
 is a collapse, reported whatever the floor (derived: nccl-tests doc/PERFORMANCE.md - busbw grows with the
 message size to a plateau set by the slowest link; NVIDIA/nccl#1453 shows 29.5 GB/s at 32 MiB falling to
 about 5 GB/s from 64 MiB on)."""
+DIP_MIN_SIZES = 2
+"""Sizes in a row below COLLAPSE_FRACTION of the best smaller size that make a mid-sweep dip (one low point can be a
+hiccup of the run; two or more in a row are the transport stalling at those sizes; judgement)."""
 COLLAPSE_MIN_PEAK_GB_S = 1.0
 """A peak busbw below this (GB/s) is not used for the collapse rule: at such rates the small sizes are
 latency-bound and their busbw says nothing about bandwidth (judgement)."""
@@ -778,7 +781,9 @@ def _collapse(r: NcclTestsRun, big: PerfRow, judged: float) -> tuple[str, list[s
         return None
     peak = max(smaller, key=lambda x: x.oop.busbw_gb_s or 0.0)
     top = peak.oop.busbw_gb_s or 0.0
-    if top < COLLAPSE_MIN_PEAK_GB_S or judged >= COLLAPSE_FRACTION * top:
+    if top >= COLLAPSE_MIN_PEAK_GB_S and judged >= COLLAPSE_FRACTION * top:
+        return _dip(r)
+    if top < COLLAPSE_MIN_PEAK_GB_S:
         return None
     after = sorted((x for x in r.rows if x.size_b > peak.size_b), key=lambda x: x.size_b)
     drop = next((x for x in after if x.oop.busbw_gb_s is not None and x.oop.busbw_gb_s < COLLAPSE_FRACTION * top), big)
@@ -787,6 +792,38 @@ def _collapse(r: NcclTestsRun, big: PerfRow, judged: float) -> tuple[str, list[s
     if big.line not in ev:
         ev.append(big.line)
     return desc, ev
+
+
+def _dip(r: NcclTestsRun) -> tuple[str, list[str]] | None:
+    """(description, evidence lines) when busbw falls below COLLAPSE_FRACTION of the best smaller size for
+    DIP_MIN_SIZES sizes in a row in the middle of the sweep and then recovers (held-out round 134: an alltoall at 29.9
+    GB/s at 8 MiB, 1.4-3.2 GB/s from 16 MiB to 1 GiB, 35.9 GB/s at 8 GiB); None otherwise."""
+    seen: set[int] = set()
+    rows = []
+    for x in sorted(r.rows, key=lambda x: x.size_b):  # one row a size (a repeated sweep: its first run)
+        if x.size_b not in seen and x.oop.busbw_gb_s is not None:
+            seen.add(x.size_b)
+            rows.append(x)
+    best: PerfRow | None = None
+    run: list[PerfRow] = []
+    for x in rows:
+        bw = x.oop.busbw_gb_s or 0.0
+        top = (best.oop.busbw_gb_s or 0.0) if best is not None else 0.0
+        if best is not None and top >= COLLAPSE_MIN_PEAK_GB_S and bw < COLLAPSE_FRACTION * top:
+            run.append(x)
+            continue
+        if len(run) >= DIP_MIN_SIZES and best is not None:
+            low = min(y.oop.busbw_gb_s or 0.0 for y in run)
+            desc = Msg("busbw dips in the middle of the sweep: {top:.2f} GB/s at {at}, then down to {low:.2f} GB/s "
+                       "from {first} to {last} ({n} sizes) before it recovers to {bw:.2f} GB/s at {then}: the "
+                       "transport stalls at those sizes (busbw should rise with message size to a plateau)",
+                       top=top, at=human_bytes(best.size_b), low=low, first=human_bytes(run[0].size_b),
+                       last=human_bytes(run[-1].size_b), n=len(run), bw=bw, then=human_bytes(x.size_b))
+            return desc, [best.line] + [y.line for y in run[:6]] + [x.line]
+        run = []
+        if best is None or bw > (best.oop.busbw_gb_s or 0.0):
+            best = x
+    return None
 
 
 # ------------------------------------------------------------------ NCCL debug logs
