@@ -443,11 +443,13 @@ class ActionScreen(Screen[None]):
         width = head.content_region.width or max(20, self.app.size.width - 2)
         dots = "..." if self.app.basic else "…"
         state = fit(self._state_text, width, 3, dots)
-        self.query_one("#action-title", Static).update(
-            Text("\n".join(fit(_(run.title), width, 1, dots)), style="bold"))
+        # the title wraps to a second row rather than end in "…" (walk 47 #5: "Validate each GPU: compute, memory,
+        # bandwidth, a short…" at 60x20), as the step screen's header does
+        title = fit(_(run.title), width, 2, dots)
+        self.query_one("#action-title", Static).update(Text("\n".join(title), style="bold"))
         # the command gets two rows on a 24-row terminal, whatever the state takes (walk 20: "--nproc_per_node=2…" cut
         # the script and its arguments once the run ended); one on a smaller one, whose log pane needs the rows
-        room = max(1, HEAD_ROWS - 1 - len(state), 2 if self.app.size.height >= 24 else 1)
+        room = max(1, HEAD_ROWS - len(title) - len(state), 2 if self.app.size.height >= 24 else 1)
 
         def shown(argv: list[str], rows: int) -> list[str]:  # whole, else with short paths, else cut
             whole = wrap(command_line(argv), width, fold=True)

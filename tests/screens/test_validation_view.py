@@ -238,3 +238,29 @@ async def test_the_results_panel_is_laid_out_again_when_the_terminal_shrinks(sta
                                          "unit": "TFLOPS", "verdict": "skip"}]})[0][1] == "主机"
     finally:
         i18n.set_language("en")
+
+
+UNREACHABLE_LOG = DATA / "validate" / "multinode-cpu-unreachable-nodes.log"
+"""A real `bringup validate nodes --device cpu` action log whose two nodes did not resolve (two errors)."""
+
+
+async def test_a_run_with_errors_shows_three_progress_rows_ending_in_an_ellipsis(state_dir, devvm_host):
+    """Walk 47 #1: with errors the progress line is fitted to 3 rows (walk 45 #2), but the stylesheet let the widget
+    show 2, so the reason was cut with no "…"; the widget now shows all three, the last ending in the ellipsis
+    (this real log: two unreachable nodes and then too few nodes, 3 errors)."""
+    from wizard.actions import Resolved
+
+    b = Build.open(state_dir, steps.STAGES, {"hostname": "vm", "boot_id": boot_id_of(devvm_host)}, create=True,
+                   clock=frozen_clock)
+    run = b.start_action(steps.step_by_id("multinode.allreduce"), Resolved(ops=[{"argv": ["cat", str(UNREACHABLE_LOG)]}]))
+    b.wait_action(run, timeout_s=30)
+    b.close()
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.push_screen(ActionScreen(run.id))
+        await pilot.pause(0.3)
+        w = app.screen.query_one("#action-progress", Static)
+        rows = _static(app, "#action-progress").splitlines()
+        assert len(rows) == 3 and "3 errors" in " ".join(rows) and rows[-1].endswith("…"), rows
+        assert w.region.height == 3, w.region
