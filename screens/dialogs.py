@@ -223,8 +223,12 @@ class ScrollsText:
     the last line of a "Cannot run this here" at 60x20 sat below the text's edge and the arrows did nothing until Tab
     moved the focus into it. Mixed into dialogs whose text is a :class:`VerticalScroll`."""
 
-    TEXT_KEYS = [Binding("down", "scroll_text(1)", show=False), Binding("up", "scroll_text(-1)", show=False),
-                 Binding("pagedown", "scroll_text(10)", show=False), Binding("pageup", "scroll_text(-10)", show=False)]
+    # priority: a text field (Textual's Input is a ScrollView) has scroll bindings of its own for these keys, which
+    # ran first and scrolled nothing (walk 47 #4: the hostfile format's last line unreachable with the field focused)
+    TEXT_KEYS = [Binding("down", "scroll_text(1)", show=False, priority=True),
+                 Binding("up", "scroll_text(-1)", show=False, priority=True),
+                 Binding("pagedown", "scroll_text(10)", show=False, priority=True),
+                 Binding("pageup", "scroll_text(-10)", show=False, priority=True)]
 
     def action_scroll_text(self, rows: int) -> None:
         for scroll in self.query(VerticalScroll):  # type: ignore[attr-defined]

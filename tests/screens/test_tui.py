@@ -1670,6 +1670,28 @@ async def test_an_action_that_cannot_run_here_is_titled_so_with_why_in_its_text(
         assert app.build.store.action_runs() == []
 
 
+async def test_the_arrows_scroll_a_dialogs_text_while_its_field_has_the_focus(state_dir, devvm_host, monkeypatch):
+    """Walk 47 #4: at 60x20 the hostfile format's last line sat below the missing-hostfile dialog's text, and Down or
+    PageDown with the field focused scrolled the field (Textual's Input is a ScrollView), not the text."""
+    from screens.dialogs import ManualDialog
+    from textual.containers import VerticalScroll
+
+    for var in ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_JOB_NODELIST", "SLURM_NODELIST"):
+        monkeypatch.delenv(var, raising=False)
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await start_new_build(pilot, app)
+        assert await ask_action(pilot, app, "multinode.allreduce", ManualDialog)
+        text = app.screen.query_one("#manual-text", VerticalScroll)
+        assert app.screen.query_one("#manual-value").has_focus and text.max_scroll_y > 0
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert text.scroll_y == text.max_scroll_y and app.screen.query_one("#manual-value").has_focus
+        await pilot.press("up")
+        await pilot.pause()
+        assert text.scroll_y == text.max_scroll_y - 1
+
+
 async def test_missing_hostfile_dialog_takes_the_path(state_dir, devvm_host, tmp_path, monkeypatch):
     """Without a hostfile the multi-node validation cannot run; the dialog that says so takes its path (bringup
     plan is refused while this window holds the build): a missing file, a directory or a hostfile that does not
