@@ -101,7 +101,7 @@ COMMANDS: dict[str, CommandHelp] = {
         "run a step's action: shows the exact commands and asks first (unless --yes)",
         ((0, N_("done (--dry-run: shown, nothing run; or nothing to do: already as it would leave it)")), (1, N_("not run (you said no), or its judge warned")),
          (2, N_("it failed, or its check did not verify it")),
-         (3, N_("not started: unknown step, no action, needs root, no terminal without --yes")), _STOPPED),
+         (3, N_("not started: unknown step, no action, refused here (the reason is printed), needs root, no terminal without --yes")), _STOPPED),
         ("state", "dry_run")),
     "validate": CommandHelp(
         "run a validation (one GPU, the node, a soak, a burn-in, several nodes) and judge it",

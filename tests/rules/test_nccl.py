@@ -721,3 +721,15 @@ def test_a_busbw_dip_in_the_middle_of_a_sweep_warns_even_when_the_largest_size_r
         return m.group(0) if not 16777216 <= size <= 1073741824 else _re.sub(r"\b\d+\.\d\d\b", "29.86", m.group(0))
     flat = _re.sub(r"(?m)^\s+(\d+)\s+\d+\s+float.*$", lift, text)
     assert not [f for f in explain_text(flat, "synthetic_no_dip").findings if "dips in the middle" in f.message]
+
+
+def test_an_error_seen_on_one_node_is_said_of_that_node():
+    """Walk 47 #2: a 2-node log whose CUDA failure lines are all node02's said "2 nodes (node02, node01): NCCL
+    reported a CUDA failure"; the finding is now node02's, and the IB completion errors both nodes logged stay both's."""
+    from wizard.explain import explain_text
+
+    r = explain_text((CASES / "nccl-debug__2node-v100-ib-completion-error12-warn.txt").read_text(), "n")
+    cuda = next(f for f in r.findings if f.id == "node.nccl_errors")
+    assert cuda.subject == "node02" and "CUDA failure" in cuda.message
+    ib = next(f for f in r.findings if f.id == "multinode.ib_errors")
+    assert ib.subject.startswith("2 nodes")

@@ -29,7 +29,7 @@ from wizard.parsers.hosttools import (
 )
 from wizard.rules.common import Outputs, garbled, gib, missing
 from wizard.rules.os import SRC_SWAP, SWAP_FULL_PCT, SWAP_HEAVY_PCT, is_kubernetes, swap_finding, swap_heavy
-from wizard.i18n import N_, SEMICOLON, Msg
+from wizard.i18n import N_, SEMICOLON, Msg, joined
 
 SRC_A8 = ("NVIDIA Health Validation documentation (checks cpu_count, numa_node_count; "
           "https://docs.nvidia.com/health-validation/); Azure HPC health checks, check_hw_physmem (warns 5% below "
@@ -456,7 +456,7 @@ def judge_numactl(f: NumactlFacts, exp: Mapping[str, Any]) -> list[Finding]:
         biggest = max(s for _, s in sizes)
         low = [(n, s) for n, s in sizes if biggest and s < NUMA_MEMORY_IMBALANCE * biggest]
         mev = tuple(ln for n in nodes for ln in n.lines if " size:" in ln)
-        per = ", ".join(f"node {n.id} {s / 1024:.1f} GiB" for n, s in sizes)
+        per = joined(", ", (Msg("node {id} {gib:.1f} GiB", id=n.id, gib=s / 1024) for n, s in sizes))
         least, least_mib = min(sizes, key=lambda x: x[1])
         nm = measure(least_mib / 1024, NUMA_MEMORY_IMBALANCE * biggest / 1024, "GiB", "at_least",
                      f"NUMA node {least.id} memory ({NUMA_MEMORY_IMBALANCE:.0%} of the largest node)")

@@ -1032,7 +1032,27 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 tuple(text.splitlines()[:5]),
                                 "Give bringup the log of the communicator's init (NCCL_DEBUG=INFO), including the "
                                 "'NET/IB : Using' or 'NET/Socket : Using' lines.", SRC_E1))
-    return findings
+    return _own_hosts(findings, lg.hosts, subject)
+
+
+_LINE_HOST = lazy_re(r"^\s*(?:\.\.\s*)?([A-Za-z][\w.\-]*):(?:\d+:\d+)?\s")
+"""The host an NCCL or nccl-tests line names first ("node02:35917:35917 [1] ...", "node02: Test NCCL failure")."""
+
+
+def _own_hosts(findings: list[Finding], hosts: list[str], subject: str) -> list[Finding]:
+    """An error finding (node.nccl_errors, multinode.ib_errors) whose evidence names only some of the log's hosts is
+    about those hosts, not the whole log's (walk 47 #2: a CUDA failure on node02 was said of "2 nodes (node02,
+    node01)"). Findings that judge the run as a whole keep the log's subject."""
+    if len(hosts) < 2:
+        return findings
+    out = []
+    for f in findings:
+        own = list(dict.fromkeys(m.group(1) for ln in f.evidence for m in [_LINE_HOST.match(ln)] if m))
+        if (f.subject == subject and f.id in ("node.nccl_errors", "multinode.ib_errors") and own
+                and set(own) < set(hosts)):
+            f = replace(f, subject=own[0] if len(own) == 1 else f"{len(own)} nodes ({', '.join(own[:4])})")
+        out.append(f)
+    return out
 
 
 _SETUP_MEANING = {

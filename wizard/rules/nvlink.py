@@ -349,7 +349,9 @@ def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         slots = up + down + dis
         subj = gpu_subject(g.id)
         ev = tuple(x for x in (*g.lines, key) if x)
-        counts = f"{up} of {slots} NVLink links Up ({down} Down{f', {dis} Disabled' if dis else ''})"
+        counts = (Msg("{up} of {slots} NVLink links Up ({down} Down, {dis} Disabled)", up=up, slots=slots, down=down,
+                      dis=dis) if dis else
+                  Msg("{up} of {slots} NVLink links Up ({down} Down)", up=up, slots=slots, down=down))
         if slots == 0:
             findings.append(Finding(fid, Verdict.SKIP, Msg("GPU {id}: no NVLink (all links Not Supported)", id=g.id), subj, ev, "",
                                     SRC_NVLINK))
@@ -359,7 +361,7 @@ def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             assert row is not None  # exp is read from the row
             em = measure(up, exp, "links", "at_least", f"GPU {g.id} NVLink links Up (expected on {row['sku']})")
             if up >= exp:
-                passed.append(f"GPU {g.id} {up}/{exp}")
+                passed.append(Msg("GPU {id} {up}/{exp} Up", id=g.id, up=up, exp=exp))
                 up_m.append(em)
             elif mode == "bridge_optional" and up == 0:
                 findings.append(Finding(fid, Verdict.WARN, Msg("GPU {id}: {counts}; on {sku} that means no NVLink bridge, or a bridge that is down (DCGM "
@@ -376,7 +378,7 @@ def dcgmi_nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                         measured=measure(up, most, "links", "at_least", f"GPU {g.id} NVLink links Up "
                                                          "(the most on this node's other GPUs)")))
             else:
-                passed.append(f"GPU {g.id} {up}/{slots} Up")
+                passed.append(Msg("GPU {id} {up}/{exp} Up", id=g.id, up=up, exp=slots))
                 up_m.append(measure(up, most, "links", "at_least",
                                     f"GPU {g.id} NVLink links Up (the most on this node's other GPUs)"))
     if passed:

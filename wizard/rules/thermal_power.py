@@ -268,7 +268,7 @@ def fan_at_idle(out: Mapping[str, Any], plan: Mapping[str, Any]) -> list[Finding
                 "(`nvidia-smi -q -d TEMPERATURE`); a fan held at 100 % on an idle, cool GPU is a fan-control "
                 "or sensor fault, and it hides the headroom the GPU needs under load.", SRC_FAN))
         else:
-            ok.append((g, f" (fan {_fmt(fan)} %, {state})", lines))
+            ok.append((g, Msg(" (fan {fmt} %, {state})", fmt=_fmt(fan), state=Msg(state)), lines))
     found = warn + _pass_group("health.gpu_fan_idle", ok, N_("fan not at full speed at idle"),
                                N_("fans not at full speed at idle on {n} GPUs"), SRC_FAN, total=len(doc.gpus))
     if not found and not no_fan:
