@@ -304,6 +304,11 @@ def _build_kinds() -> dict[str, Kind]:
          ("nvidia-container-cli -k -d /dev/tty info", "docker run --rm --gpus all ubuntu nvidia-smi")),
     Kind("kubectl-describe-node", "kubectl describe node (what the kubelet advertises: GPUs allocatable, conditions)",
          p_container.detect_k8s_node, container_rules.judge_k8s_node_text, ("kubectl describe node NODE",)),
+    Kind("k8s-device-plugin-log", "NVIDIA k8s-device-plugin log (kubectl logs of its pod)",
+         p_container.detect_device_plugin_log, container_rules.judge_device_plugin_text,
+         ("kubectl logs -n gpu-operator NVIDIA_DEVICE_PLUGIN_POD",)),
+    Kind("nvidia-imex-ctl", "nvidia-imex-ctl -N (the IMEX domain of a multi-node NVLink system)",
+         p_fabricmanager.detect_imex_status, fm_rules.judge_imex_text, ("nvidia-imex-ctl -N",)),
     Kind("kubectl-get-pods", "kubectl get pods (GPU Operator / device plugin pods)", p_container.detect_kubectl_pods,
          container_rules.judge_pods_text, ("kubectl get pods -n gpu-operator",)),
     # wizard/parsers/gpuburn.py detects; wizard/rules/gpuburn.py judges (wilicc/gpu-burn)
@@ -776,6 +781,7 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "node.nccl_tests": "node.allreduce",  # nccl-tests output
     "multinode.hang": "multinode.transport",  # NCCL_DEBUG logs of a multi-node run
     "multinode.ib_errors": "multinode.transport",
+    "multinode.imex": "multinode.transport",  # nvidia-imex-ctl -N (a multi-node NVLink domain's IMEX daemons)
     "health.smi_csv_columns": "health.gpu_count",  # nvidia-smi --query-gpu csv,noheader rows
     "health.vgpu_license": "health.gpu_count",  # a vGPU guest's nvidia-smi -q license status
     "gpu.stress_speed": "gpu.stress",  # gpu-burn output

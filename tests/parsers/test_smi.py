@@ -493,3 +493,12 @@ def test_a_query_csv_through_column_t_is_read_as_csv():
     doc = parse_smi_csv(t)
     assert [g.text("name") for g in doc.gpus] == ["GeForce GTX 1080"] * 2
     assert [g.num("temperature.gpu") for g in doc.gpus] == [38, 35] and not doc.problems
+
+
+def test_a_grep_of_nvidia_smi_q_under_a_comment_line_is_read():
+    """`nvidia-smi -q | grep -A3 Fabric` with a '# cmd: ...' note above it and grep's '--' separators (real, held-out
+    round 139): read as -q text, the fabric state judged."""
+    from wizard.explain import explain_text
+
+    r = explain_text((PUBLIC / "nvidia-smi-q-grep-fabric__4xh100-gke-a3-all-completed-success.txt").read_text(), "f")
+    assert any(f.id == "health.fabric" and f.verdict.value == "pass" for f in r.findings)

@@ -138,3 +138,36 @@ def test_nvidia_smi_missing_in_a_container_means_it_got_no_gpus_and_a_device_lis
     info = explain_text((PUBLIC / "nvidia-container-cli-info__8x-rtx3080-devices-listed-arch-8.6-partial.txt")
                         .read_text(), "i")
     assert info.kind == "nvidia-container-cli" and "6 GPU(s)" in info.findings[0].message
+
+
+def test_device_plugin_log_and_node_labels_against_what_the_kubelet_advertises():
+    """NVIDIA k8s-device-plugin logs (real, held-out round 137): registered with the kubelet PASS; NVML not detected /
+    "No devices found" FAIL. A `kubectl describe node | grep nvidia.com/gpu` whose labels count 1 GPU while Capacity
+    and Allocatable say 0 (real, same round) fails driver.k8s_node; the Capacity/Allocatable blocks alone are read."""
+    from wizard.explain import explain_text
+
+    ok = explain_text((PUBLIC / "nvidia-device-plugin-log__microshift-a30-nvml-found-registered-with-kubelet-healthy.txt")
+                      .read_text(), "p")
+    assert ok.kind == "k8s-device-plugin-log" and ok.verdict is Verdict.PASS
+    bad = explain_text((PUBLIC / "nvidia-device-plugin-log__k3s-4x-a100-nvml-not-detected-no-devices-found-partial.txt")
+                       .read_text(), "p")
+    assert bad.verdict is Verdict.FAIL and "found no GPU" in bad.findings[0].message
+    grep = explain_text((PUBLIC / "kubectl-describe-node-grep-nvidia__eks-g5-a10g-labels-present-count-1-capacity-0.txt")
+                        .read_text(), "g")
+    f = next(f for f in grep.findings if f.id == "driver.k8s_node")
+    assert f.verdict is Verdict.FAIL and "nvidia.com/gpu.count=1" in f.message
+    blocks = explain_text((PUBLIC / "kubectl-describe-node__32cpu-8-gpus-capacity-allocatable-8-healthy-partial.txt")
+                          .read_text(), "b")
+    assert blocks.kind == "kubectl-describe-node" and any("8 GPU(s)" in f.message for f in blocks.findings)
+
+
+def test_a_pod_not_ready_after_many_restarts_is_crash_looping():
+    """The GPU Operator's validator at Init:2/5 with 46 restarts (real, held-out round 137): driver.k8s_pods FAIL, not
+    "not ready yet"."""
+    from wizard.explain import explain_text
+    from wizard.rules.container import RESTARTS_STUCK
+
+    r = explain_text((PUBLIC / "kubectl-get-pods-o-wide__gpu-operator-quadro-p400-worker-operator-validator-init-2-5-46-"
+                               "restarts.txt").read_text(), "k")
+    f = next(f for f in r.findings if f.id == "driver.k8s_pods")
+    assert f.verdict is Verdict.FAIL and "46 restarts" in f.message and RESTARTS_STUCK == 5

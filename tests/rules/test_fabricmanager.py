@@ -57,3 +57,19 @@ def test_a_refused_nvlink_multicast_team_fails_and_other_errors_get_no_nvswitch_
     plain = "[Oct 31 2023 21:11:20] [ERROR] [tid 1] could not read the topology file\n"  # synthetic_
     (w,) = judge_fm_log_text(plain, {})
     assert w.verdict is Verdict.WARN and "Non-fatal NVSwitch" not in w.remedy
+
+
+def test_imex_ctl_passes_a_connected_domain_and_fails_a_lost_connection():
+    """`nvidia-imex-ctl -N` of 18 GB200 nodes (real, held-out round 139): all READY, all C, domain UP -> multinode.imex
+    PASS; the same with one connection D and the domain DEGRADED (synthetic, built here) -> FAIL naming them."""
+    from wizard.explain import explain_text
+
+    text = (PUBLIC / "nvidia-imex-ctl-N__18x-p6e-gb200-ultraserver-all-ready-connected-domain-up.txt").read_text()
+    r = explain_text(text, "imex")
+    assert r.kind == "nvidia-imex-ctl" and r.verdict is Verdict.PASS and "18 node(s)" in r.findings[0].message
+    lines = text.splitlines()
+    row = next(i for i, ln in enumerate(lines) if ln.strip().startswith("3 ") and ln.count(" C") > 10)
+    lines[row] = lines[row][::-1].replace("C", "D", 1)[::-1]
+    broken = "\n".join(lines).replace("Domain State: UP", "Domain State: DEGRADED")
+    b = explain_text(broken, "synthetic_imex")
+    assert b.verdict is Verdict.FAIL and "3->17 D" in b.findings[0].message and "DEGRADED" in b.findings[0].message

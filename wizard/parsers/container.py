@@ -272,15 +272,78 @@ def parse_k8s_node(text: str) -> K8sNode | None:
                 requests[cols[0]] = cols[1]
                 lines.append(f"Allocated: {s}")
     if not (blocks["Capacity"] or blocks["Allocatable"] or conditions):
-        return None
+        # `kubectl describe node N | grep nvidia.com/gpu`: the GPU labels, then the resource's Capacity and
+        # Allocatable lines, in that order, without their headings
+        counts = [(ln.rstrip(), m.group(1)) for ln in text.splitlines()
+                  for m in [re.match(r"^\s+nvidia\.com/gpu:\s+(\d{1,6})\s*$", ln)] if m]
+        if not counts:
+            return None
+        for ln in text.splitlines():
+            m = re.match(r"^\s+([\w./-]+)=(\S*)\s*$", ln)
+            if m:
+                labels[m.group(1)] = m.group(2)
+        for (ln, v), section in zip(counts, ("Capacity", "Allocatable")):
+            blocks[section]["nvidia.com/gpu"] = v
+            lines.append(f"{section}: {ln.strip()}")
     return K8sNode(name, labels, conditions, blocks["Capacity"], blocks["Allocatable"], requests, tuple(taints),
                    unsched, tuple(lines))
 
 
 def detect_k8s_node(text: str) -> float:
     """0.95 for ``kubectl describe node``: a "Capacity:" or "Allocatable:" block (or a Conditions table) beside the
-    node's "Name:" / "Allocated resources:"."""
+    node's "Name:" / "Allocated resources:"; 0.9 for the blocks alone with an nvidia.com/gpu line, or for its lines
+    grepped for nvidia.com/gpu (the GPU Feature Discovery labels and the resource's counts)."""
     head = text[:200_000]
     blocks = re.search(r"^(Capacity|Allocatable):\s*$", head, re.M)
     node = re.search(r"^(Name|Allocated resources|Roles|Conditions|Taints):", head, re.M)
-    return 0.95 if blocks and node else 0.0
+    if blocks and node:
+        return 0.95
+    gpu_line = re.search(r"^\s+nvidia\.com/gpu:\s+\d{1,6}\s*$", head, re.M)
+    if blocks and gpu_line:  # the Capacity/Allocatable blocks alone
+        return 0.9
+    if gpu_line and re.search(r"^\s+nvidia\.com/gpu\.(?:count|present|product)=", head, re.M):  # | grep nvidia.com/gpu
+        return 0.9
+    return 0.0
+
+
+# ------------------------------------------------------------------ NVIDIA k8s-device-plugin log
+
+
+_DP_REGISTERED = lazy_re(r"Registered device plugin for '([\w./-]+)' with Kubelet")
+_DP_SERVING = lazy_re(r"Starting to serve '([\w./-]+)'")
+_DP_NO_DEVICES = lazy_re(r"No devices found\. Waiting indefinitely|NVML not detected|could not load NVML library|"
+                         r"Incompatible strategy detected|Failed to initialize NVML|factory\.go:\d+\] .*configure the NVIDIA "
+                         r"Container Toolkit", re.I)
+_DP_MARK = lazy_re(r"Starting NVIDIA Device Plugin|Loading NVML|Retr(?:ei|ie)ving plugins|Starting GRPC server for '|"
+                   r"Detected NVML platform|Starting FS watcher")
+
+
+@dataclass(frozen=True)
+class DevicePluginLog:
+    """What NVIDIA's k8s-device-plugin logged: the resources it ``registered`` with the kubelet, and the lines saying
+    it found no GPU (``no_devices``: NVML not loadable, an incompatible strategy, "No devices found")."""
+
+    registered: list[tuple[str, str]] = field(default_factory=list)  # (resource, line)
+    no_devices: list[str] = field(default_factory=list)
+
+
+def parse_device_plugin_log(text: str) -> DevicePluginLog:
+    d = DevicePluginLog()
+    for raw in text.splitlines()[:20000]:
+        s = raw.strip()
+        m = _DP_REGISTERED.search(s)
+        if m:
+            d.registered.append((m.group(1), s))
+        elif _DP_NO_DEVICES.search(s):
+            d.no_devices.append(s)
+    return d
+
+
+def detect_device_plugin_log(text: str) -> float:
+    """0.9 for NVIDIA k8s-device-plugin's log (its start-up lines, a registration with the kubelet, or its no-GPU
+    lines)."""
+    head = "\n".join(text.splitlines()[:400])
+    marks = len(_DP_MARK.findall(head))
+    if marks and (_DP_REGISTERED.search(head) or _DP_SERVING.search(head) or _DP_NO_DEVICES.search(head)):
+        return 0.9
+    return 0.0

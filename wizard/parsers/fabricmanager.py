@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from wizard.parsers._frozen import build_set as _set
-from wizard.common import lazy_re
+from wizard.common import lazy_re, sat_int
 
 _LINE = lazy_re(r"^\[(?P<ts>[A-Z][a-z]{2} +\d{1,2} \d{4} \d\d:\d\d:\d\d)\] \[(?P<level>[A-Z]+)\] \[tid (?P<tid>\d+)\]\s*"
                    r"(?P<msg>.*)$")
@@ -68,3 +68,59 @@ def detect_fm_log(text: str) -> float:
         return 0.0
     fm = sum(1 for ln in lines if _LINE.match(ln))
     return 0.97 if fm >= 2 and fm >= 0.4 * len(lines) else 0.0
+
+
+# ------------------------------------------------------------------ nvidia-imex-ctl -N
+
+
+@dataclass(frozen=True)
+class ImexStatus:
+    """``nvidia-imex-ctl -N``: each node's (id, address, state, version, line), the connectivity matrix (from id ->
+    to id -> letter: C connected, N never, R recovering, D disconnected, I invalid, A authenticating, !V! / !M!
+    mismatch), and the domain's state ("UP")."""
+
+    nodes: list[tuple[int, str, str, str, str]] = field(default_factory=list)
+    matrix: dict[int, dict[int, str]] = field(default_factory=dict)
+    matrix_lines: list[str] = field(default_factory=list)
+    domain: str = ""
+    domain_line: str = ""
+
+
+_IMEX_NODE = lazy_re(r"^Node #(\d{1,5})\s+-\s+(\S+)\s+-\s+([A-Z_]+)\s+-\s+Version:\s*(\S+)")
+_IMEX_DOMAIN = lazy_re(r"^Domain State:\s*(\S+)")
+
+
+def parse_imex_status(text: str) -> ImexStatus:
+    """Read ``nvidia-imex-ctl -N`` (NVIDIA IMEX guide: the node list, the connectivity table, the domain state);
+    never raises."""
+    st = ImexStatus()
+    cols: list[int] = []
+    for raw in text.splitlines()[:20000]:
+        s = raw.strip()
+        m = _IMEX_NODE.match(s)
+        if m:
+            st.nodes.append((sat_int(m.group(1)), m.group(2), m.group(3), m.group(4), s))
+            continue
+        if s.startswith("Nodes From\\To") or s.startswith("Nodes From\\\\To"):
+            cols = [sat_int(x) for x in s.split()[2:] if x.isdigit()]
+            continue
+        d = _IMEX_DOMAIN.match(s)
+        if d:
+            _set(st, "domain", d.group(1))
+            _set(st, "domain_line", s)
+            continue
+        parts = s.split()
+        if cols and parts and parts[0].isdigit() and len(parts) == len(cols) + 1:
+            st.matrix[sat_int(parts[0])] = dict(zip(cols, parts[1:]))
+            st.matrix_lines.append(s)
+    return st
+
+
+def detect_imex_status(text: str) -> float:
+    """0.95 for ``nvidia-imex-ctl -N`` (its node lines, or its connectivity table's legend and domain state)."""
+    head = "\n".join(text.splitlines()[:400])
+    if re.search(r"^\s*Node #\d+\s+-\s+\S+\s+-\s+[A-Z_]+\s+-\s+Version:", head, re.M):
+        return 0.95
+    if "Connectivity Table Legend" in head and _IMEX_DOMAIN.search(text):
+        return 0.9
+    return 0.0

@@ -756,7 +756,10 @@ def _parse_text(doc: SmiDoc, text: str) -> None:
         if not raw.strip():
             continue
         content = raw.strip()
-        if "NVSMI LOG" in content or content in ("[...]", "...", "[..]"):
+        if "NVSMI LOG" in content or content in ("[...]", "...", "[..]", "--"):
+            continue  # "--": grep's separator between the groups of lines -A/-B print
+        if content.startswith("#") and not raw.startswith(" "):  # a note above a paste ("# cmd: nvidia-smi -q | ...")
+            other.append(raw)
             continue
         if _DOC_ERROR_RE.search(content):  # printed in place of a GPU's block: not the current GPU's
             scan_errors(doc, [content])

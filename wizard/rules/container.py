@@ -154,6 +154,11 @@ STUCK_S = 600
 """A pod still waiting (Pending, ContainerCreating, Init:N/M) this long (seconds, 10 minutes) is stuck, not starting:
 fail (bringup's judgement: the GPU Operator's driver container builds and loads the module in a few minutes; its
 other pods wait on it, so a pod waiting longer points at the driver pod)."""
+RESTARTS_STUCK = 5
+"""A pod still waiting (Init:N/M) or not ready after this many restarts is crash-looping, not starting: Kubernetes
+restarts a failing container with an exponential back-off up to 5 minutes (Kubernetes docs, Pod Lifecycle, 'Container
+restart policy', https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#restart-policy); bringup's
+judgement is that five failed starts is no longer "not ready yet"."""
 
 
 def age_s(line: str) -> float | None:
@@ -191,6 +196,16 @@ def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         "(a driver pod that cannot build or load the kernel module keeps every other pod waiting).",
                         SRC_PODS)]
     stuck = [p for p in waiting if (age_s(p.line) or 0) >= STUCK_S]
+    looping = [p for p in waiting + unready if p not in stuck and (p.restarts or 0) >= RESTARTS_STUCK]
+    if looping:
+        return [Finding("driver.k8s_pods", Verdict.FAIL,
+                        Msg("{n} of {n_pods} pod(s) not ready after {least} restarts or more: {items}: they fail and "
+                            "restart in a loop", n=len(looping), n_pods=len(pods), least=RESTARTS_STUCK,
+                            items=', '.join(f'{p.name} {p.status} {p.ready} ({p.restarts} restarts)' for p in looping[:4])),
+                        "node", tuple(p.line for p in looping[:8]),
+                        "Read why the last run ended: `kubectl logs <pod> --all-containers --previous` and `kubectl "
+                        "describe pod <pod>`; for the GPU Operator's validator, the init container it is stuck in names "
+                        "the part (driver, toolkit, cuda, plugin) that does not work on that node.", SRC_PODS)]
     if stuck:
         return [Finding("driver.k8s_pods", Verdict.FAIL,
                         Msg("{n_stuck} of {n_pods} pod(s) stuck waiting for {minutes:.0f} minutes or more: {items}",
@@ -263,6 +278,20 @@ def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            tuple(ln for ln in node.lines if ln.startswith("Unschedulable")),
                            "`kubectl uncordon <node>` when the node is ready for work.", SRC_K8S_NODE))
     cap, alloc = node.gpus(node.capacity), node.gpus(node.allocatable)
+    labelled = sat_int(node.labels.get("nvidia.com/gpu.count", "0")) if node.labels.get(
+        "nvidia.com/gpu.count", "").isdigit() else 0
+    if labelled and (cap or alloc) and not sum((cap or alloc).values()):
+        # GPU Feature Discovery sees the GPUs, the device plugin advertises none of them (held-out round 137)
+        out.append(Finding("driver.k8s_node", Verdict.FAIL,
+                           Msg("{who}: its GPU labels say {n} GPU(s) (nvidia.com/gpu.count={n}), but nvidia.com/gpu is "
+                               "0 in Capacity and Allocatable: the device plugin advertises none, so no GPU pod is "
+                               "scheduled here", who=who, n=labelled), who,
+                           tuple([f"nvidia.com/gpu.count={labelled}"] + [ln for ln in node.lines if "gpu" in ln][:4]),
+                           "Read the device plugin's pod on this node (`kubectl get pods -n gpu-operator -o wide`, then "
+                           "its log): 'NVML not detected' or 'Incompatible strategy' means the container runtime does "
+                           "not give it the driver (the NVIDIA runtime as the default or the runtime class).",
+                           SRC_K8S_NODE))
+        return out
     advertised = cap or alloc
     gpu_ev = tuple(ln for ln in node.lines if "/" in ln and ("gpu" in ln or "mig-" in ln))
     if not advertised:
@@ -319,3 +348,35 @@ def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         out.insert(0, Finding("driver.k8s_node", Verdict.PASS, said + gpus_said,
                               who, cond_ev + gpu_ev[:2], "", SRC_K8S_NODE))
     return out
+
+
+SRC_DEVICE_PLUGIN = ("NVIDIA k8s-device-plugin (https://github.com/NVIDIA/k8s-device-plugin#prerequisites): it loads "
+                     "the driver's NVML through the NVIDIA container runtime, serves nvidia.com/gpu on the kubelet's "
+                     "device-plugin socket and registers it; Kubernetes, Device Plugins "
+                     "(https://kubernetes.io/docs/concepts/extend-kubernetes/compute-storage-net/device-plugins/)")
+
+
+def judge_device_plugin_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``driver.k8s_node`` from NVIDIA's k8s-device-plugin log: it found no GPU (NVML not loadable, an incompatible
+    strategy, "No devices found") FAIL; it registered its resource with the kubelet PASS; else UNKNOWN."""
+    from wizard.parsers.container import parse_device_plugin_log
+
+    d = parse_device_plugin_log(text)
+    fid = "driver.k8s_node"
+    if d.no_devices:
+        return [Finding(fid, Verdict.FAIL,
+                        N_("the device plugin found no GPU (it could not load NVML, the driver's library): it advertises "
+                           "no nvidia.com/gpu, so no GPU pod is scheduled on this node"), "node", tuple(d.no_devices[:5]),
+                        N_("Give the plugin the driver: the NVIDIA container runtime as the node's default runtime (or the "
+                           "plugin's runtimeClassName), the NVIDIA Container Toolkit installed and configured "
+                           "(`nvidia-ctk runtime configure`), `nvidia-smi` working on the host; then restart the plugin's "
+                           "pod."), SRC_DEVICE_PLUGIN)]
+    if d.registered:
+        res = ", ".join(dict.fromkeys(r for r, _ in d.registered))
+        return [Finding(fid, Verdict.PASS,
+                        Msg("the device plugin registered {res} with the kubelet, with no error in this log", res=res),
+                        "node", tuple(ln for _, ln in d.registered[:3]), "", SRC_DEVICE_PLUGIN)]
+    return [Finding(fid, Verdict.UNKNOWN, N_("a device-plugin log that neither registers a resource nor reports an error"),
+                    "node", tuple(text.strip().splitlines()[:4]),
+                    N_("Paste the plugin's log down to its 'Registered device plugin ... with Kubelet' line."),
+                    SRC_DEVICE_PLUGIN)]

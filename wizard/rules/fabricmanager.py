@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict
 from wizard.parsers.fabricmanager import parse_fm_log
-from wizard.i18n import Msg
+from wizard.i18n import Msg, joined
 from wizard.common import lazy_re
 
 SRC = ("NVIDIA Fabric Manager User Guide, error handling: NVSwitch fatal and non-fatal errors, GPU and NVSwitch reset "
@@ -119,3 +119,53 @@ def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return [Finding("driver.fabric_manager_log", Verdict.PASS,
                     Msg("{n_records} Fabric Manager log record(s) ({span}), all at level INFO", n_records=len(log.records), span=span), "node",
                     (log.records[0].line, log.records[-1].line), "", SRC)]
+
+
+SRC_IMEX = ("NVIDIA IMEX Service for NVLink Networks guide (https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide/): "
+            "nvidia-imex-ctl -N lists every node of the IMEX domain (READY when its daemon runs), the connectivity "
+            "table (C connected, N never connected, R recovering, D disconnected, I invalid, !V! version mismatch, "
+            "!M! node map mismatch) and the domain state; cross-node NVLink memory import needs every node READY and "
+            "connected at the same version")
+
+
+def judge_imex_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``multinode.imex`` from ``nvidia-imex-ctl -N``: a node not READY, a connection not C, nodes at different
+    versions or a domain not UP FAIL (a multi-node NVLink job cannot import memory across them); all READY,
+    connected and UP PASS; no node line UNKNOWN."""
+    from wizard.parsers.fabricmanager import parse_imex_status
+
+    st = parse_imex_status(text)
+    fid = "multinode.imex"
+    if not st.nodes and not st.matrix:
+        return [Finding(fid, Verdict.UNKNOWN, "no IMEX node or connection could be read", "domain",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:4],
+                        "Paste the whole output of `nvidia-imex-ctl -N`.", SRC_IMEX)]
+    bad_nodes = [n for n in st.nodes if n[2] != "READY"]
+    bad_links = [(a, b, v) for a, row in st.matrix.items() for b, v in row.items() if v != "C"]
+    versions = sorted({n[3] for n in st.nodes})
+    problems = []
+    if bad_nodes:
+        problems.append(Msg("node(s) not READY: {nodes}", nodes=", ".join(f"#{n[0]} {n[1]} {n[2]}" for n in bad_nodes[:6])))
+    if bad_links:
+        problems.append(Msg("{n} connection(s) not connected (C): {links}", n=len(bad_links),
+                            links=", ".join(f"{a}->{b} {v}" for a, b, v in bad_links[:6])))
+    if len(versions) > 1:
+        problems.append(Msg("nodes at different IMEX versions ({versions})", versions=", ".join(versions)))
+    if st.domain and st.domain != "UP":
+        problems.append(Msg("Domain State {state}", state=st.domain))
+    ev = tuple([n[4] for n in bad_nodes[:4]] + [ln for ln in st.matrix_lines if any(
+        f" {v}" in ln for _, _, v in bad_links[:1])][:4] + ([st.domain_line] if st.domain_line else []))
+    if problems:
+        return [Finding(fid, Verdict.FAIL,
+                        Msg("IMEX domain of {n} node(s): ", n=len(st.nodes) or len(st.matrix)) + joined("; ", problems)
+                        + Msg(": a multi-node NVLink job cannot share GPU memory across those nodes"), "domain",
+                        ev or tuple(st.matrix_lines[:4]),
+                        "On each node named: `systemctl status nvidia-imex` and /var/log/nvidia-imex.log; every node "
+                        "must list the same /etc/nvidia-imex/nodes_config.cfg, run the same driver (IMEX) version and "
+                        "reach the others on the IMEX port (50000 by default).", SRC_IMEX)]
+    return [Finding(fid, Verdict.PASS,
+                    Msg("IMEX domain of {n} node(s): every node READY at version {version}, every connection C "
+                        "(connected){up}", n=len(st.nodes), version=", ".join(versions) or "?",
+                        up=Msg(", domain UP") if st.domain == "UP" else ""), "domain",
+                    tuple(st.nodes[i][4] for i in range(min(3, len(st.nodes)))) + ((st.domain_line,) if st.domain_line else ()),
+                    "", SRC_IMEX)]

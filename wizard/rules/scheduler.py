@@ -171,8 +171,10 @@ def _judge_nodes(nodes: list[NodeState], fine_msg: str) -> list[Finding]:
             fine.append(n)
     if fine:
         states = sorted({n.state for n in fine})
+        gres = sorted({n.gres for n in fine if n.gres})
         out.append(Finding(SLURM_ID, Verdict.PASS,
-                           Msg(fine_msg, nodes=_of([n.name for n in fine]), states=joined(", ", states)), "host",
+                           Msg(fine_msg, nodes=_of([n.name for n in fine]), states=joined(", ", states))
+                           + (Msg("; Gres {gres}", gres=", ".join(gres[:4])) if gres else ""), "host",
                            tuple(ln for n in fine[:4] for ln in n.lines[:2]), "", SRC_STATES))
     return out
 
