@@ -307,6 +307,8 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("k8s-device-plugin-log", "NVIDIA k8s-device-plugin log (kubectl logs of its pod)",
          p_container.detect_device_plugin_log, container_rules.judge_device_plugin_text,
          ("kubectl logs -n gpu-operator NVIDIA_DEVICE_PLUGIN_POD",)),
+    Kind("training-log", "a training job's step log (torchtitan, Megatron-DeepSpeed, DeepSpeed, torchtune: loss and "
+         "throughput)", p_launcher.detect_training_log, pasted.training_log_judge, ("torchrun train.py",)),
     Kind("nvidia-imex-ctl", "nvidia-imex-ctl -N (the IMEX domain of a multi-node NVLink system)",
          p_fabricmanager.detect_imex_status, fm_rules.judge_imex_text, ("nvidia-imex-ctl -N",)),
     Kind("kubectl-get-pods", "kubectl get pods (GPU Operator / device plugin pods)", p_container.detect_kubectl_pods,
@@ -781,7 +783,8 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "node.nccl_tests": "node.allreduce",  # nccl-tests output
     "multinode.hang": "multinode.transport",  # NCCL_DEBUG logs of a multi-node run
     "multinode.ib_errors": "multinode.transport",
-    "multinode.imex": "multinode.transport",  # nvidia-imex-ctl -N (a multi-node NVLink domain's IMEX daemons)
+    "multinode.imex": "multinode.transport",
+    "node.training_log": "node.validate",  # a training job's step lines (loss, throughput)  # nvidia-imex-ctl -N (a multi-node NVLink domain's IMEX daemons)
     "health.smi_csv_columns": "health.gpu_count",  # nvidia-smi --query-gpu csv,noheader rows
     "health.vgpu_license": "health.gpu_count",  # a vGPU guest's nvidia-smi -q license status
     "gpu.stress_speed": "gpu.stress",  # gpu-burn output

@@ -861,3 +861,11 @@ def test_a_nic_that_failed_its_probe_or_firmware_health_is_out_of_service():
     clean = explain_text(text(PUBLIC / "journalctl-k-b-grep-nvidia__4x-rtx-pro-6000-blackwell-610.57.04-open-clean-"
                                        "reboot-no-xid-partial.txt"), "k")
     assert clean.verdict is Verdict.PASS
+
+
+def test_an_ext4_checksum_error_and_its_error_count_are_storage_failures():
+    """'EXT4-fs error (device sda1): ... bad block bitmap checksum' and 'error count since last fsck: 1758' (real,
+    held-out round 142): health.storage_io FAIL on sda1."""
+    r = explain_text(text(PUBLIC / "dmesg__ext4-sda1-bad-block-bitmap-checksum-1758-errors-partial.txt"), "k")
+    (f,) = [f for f in r.findings if f.id == "health.storage_io"]
+    assert f.verdict is Verdict.FAIL and "sda1" in f.message

@@ -154,3 +154,25 @@ def test_a_rendezvous_port_in_use_names_the_port_and_a_store_connect_timeout_is_
     assert "port 29500" in g.message and "sshd" not in g.message
     (h,) = _judge("torchrun__c10d-rendezvous-tcpstore-connect-timed-out-60000ms-partial.txt")
     assert h.verdict is Verdict.FAIL and "never met" in h.message and "connect() timed out" in h.evidence[0]
+
+
+def test_a_training_logs_steps_pass_and_a_nan_loss_warns():
+    """Step lines of real training jobs (held-out round 141: torchtitan, Megatron-DeepSpeed, DeepSpeed, torchtune):
+    node.training_log PASS naming the steps, the loss and a throughput; the torchtitan log with its loss replaced by
+    nan (synthetic, built here) WARNs."""
+    import re
+
+    from wizard.explain import explain_text
+
+    for name, words in (("pytorch-train-log__4gpu-torchtitan-llama3-8b-steps-healthy-mfu-33-partial.txt",
+                         ("steps 1 to 10", "loss 12.2465")),
+                        ("deepspeed-train-log__zero-steps-40-60-samplespersec-83-steady-partial.txt",
+                         ("steps 40 to 60", "SamplesPerSec")),
+                        ("torchtune-train-log__multinode-lora-first-steps-loss-2p8-healthy-partial.txt",
+                         ("steps 1 to 2", "loss 2.79979"))):
+        r = explain_text((PUBLIC / name).read_text(), name)
+        assert r.kind == "training-log" and r.verdict is Verdict.PASS, (name, r.kind)
+        assert all(w in r.findings[0].message for w in words), r.findings[0].message
+    text = (PUBLIC / "pytorch-train-log__4gpu-torchtitan-llama3-8b-steps-healthy-mfu-33-partial.txt").read_text()
+    nan = explain_text(re.sub(r"loss: 10\.2391", "loss: nan", text), "synthetic_nan_loss")
+    assert nan.verdict is Verdict.WARN and "NaN" in nan.findings[0].message

@@ -488,3 +488,13 @@ def test_nvme_list_text_and_json_name_the_namespaces_present():
     assert j.kind == "nvme-list" and "/dev/nvme1n1 Seagate FireCuda 530 ZP4000GM30023 4.00 TB" in j.findings[0].message
     header = "\n".join(text.splitlines()[:3])
     assert storage.judge_nvme_list(header, {})[0].verdict is Verdict.UNKNOWN
+
+
+def test_mdadm_detail_cut_before_active_devices_counts_its_total_devices():
+    """`mdadm --detail` of a two-slot raid1 cut after "Total Devices : 1" (real, held-out round 142): the mirror runs
+    on one disk, node.storage_raid FAIL (it passed as "[2/None]")."""
+    from wizard.explain import explain_text
+
+    r = explain_text(_pub("mdadm-detail__raid1-md125-two-slots-one-device-partial.txt"), "m")
+    f = next(f for f in r.findings if f.id == "node.storage_raid")
+    assert f.verdict is Verdict.FAIL and "[2/1]" in f.message and "degraded" in f.message

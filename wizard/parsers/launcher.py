@@ -307,3 +307,60 @@ def detect_launcher(text: str) -> float:
     if _OMP.search(text) and "torch.distributed" in text:
         return 0.5
     return 0.0
+
+
+# ------------------------------------------------------------------ a training job's step log
+
+
+@dataclass(frozen=True)
+class TrainingLog:
+    """The step lines of a training job's log (torchtitan "step: 10 loss: 10.24 ... tps: 5,615", Megatron-DeepSpeed
+    "iteration 34/ 10000 | ... lm_loss: 1.118E+01 | number of nan iterations: 0", DeepSpeed "step=40, skipped=2" /
+    "SamplesPerSec=83.5", torchtune "1|2|Loss: 2.76"): ``steps`` (step, loss or None, line) in order, ``nan_lines``
+    (a NaN/inf loss, or Megatron's nan-iteration count above 0), ``rates`` (throughput words as printed)."""
+
+    steps: list[tuple[int, float | None, str]] = field(default_factory=list)
+    nan_lines: list[str] = field(default_factory=list)
+    rates: list[str] = field(default_factory=list)
+
+
+_TL_STEP = lazy_re(r"\bstep[=:]\s*(\d{1,9})\b|\biteration\s+(\d{1,9})\s*/|\bglobal_step=(\d{1,9})|(?:^|[|:\s])\d{1,5}\|(\d{1,9})\|Loss:"
+                   r"|timer\.py:\d+:stop\] \d+/(\d{1,9}),", re.I)
+_TL_LOSS = lazy_re(r"\b(?:lm[_ ])?loss[=:]\s*([-+]?(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|inf))", re.I)
+_TL_NAN_ITERS = lazy_re(r"number of nan iterations:\s*([1-9]\d*)")
+_TL_RATE = lazy_re(r"(?:tps:\s*[\d,]+|tflops:\s*[\d.]+|[\d.]+\s*TFLOPS|SamplesPerSec=[\d.]+|samples/sec[:=]\s*[\d.]+|"
+                   r"[\d.]+s/it|mfu:\s*[\d.]+%)", re.I)
+
+
+def parse_training_log(text: str) -> TrainingLog:
+    """Read a training job's step lines (see :class:`TrainingLog`); never raises."""
+    t = TrainingLog()
+    for raw in text.splitlines()[:50000]:
+        s = raw.strip()
+        m = _TL_STEP.search(s)
+        if not m:
+            continue
+        step = sat_int(next(g for g in m.groups() if g))
+        lm = _TL_LOSS.search(s)
+        loss: float | None = None
+        if lm:
+            try:
+                loss = float(lm.group(1))
+            except ValueError:
+                loss = None
+            if lm.group(1).lower() in ("nan", "inf", "+inf", "-inf") or (loss is not None and loss != loss):
+                t.nan_lines.append(s)
+        if _TL_NAN_ITERS.search(s):
+            t.nan_lines.append(s)
+        if not lm and not _TL_RATE.search(s) and "skipped=" not in s:
+            continue
+        t.steps.append((step, loss, s))
+        t.rates.extend(r.group(0) for r in _TL_RATE.finditer(s))
+    return t
+
+
+def detect_training_log(text: str) -> float:
+    """0.6 for a training job's log with two or more step lines carrying a loss or a throughput (below the kinds that
+    judge an error in the same paste)."""
+    t = parse_training_log("\n".join(text.splitlines()[:2000]))
+    return 0.6 if len({s for s, _, _ in t.steps}) >= 2 else 0.0

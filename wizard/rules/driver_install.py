@@ -968,14 +968,15 @@ def judge_modinfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     if not (m.version or m.filename):
         return _unreadable("driver.kernel_module", text, "modinfo output", SRC_DKMS)
     ev = tuple(m.lines[k] for k in ("filename", "version", "license", "vermagic", "signer", "sig_id") if k in m.lines)
-    parts = [f"nvidia module {m.version or '?'}"]
+    parts = [Msg("nvidia module {version}", version=m.version or "?")]
     if m.flavour:
-        parts.append(f"{m.flavour} flavour (license {m.license})")
+        parts.append(Msg("{flavour} flavour (license {license})", flavour=m.flavour, license=m.license))
     if m.kernel:
-        parts.append(f"for kernel {m.kernel}")
+        parts.append(Msg("for kernel {kernel}", kernel=m.kernel))
     if m.signed or len(m.lines) >= 4:  # a `modinfo nvidia | grep filename` excerpt says nothing about a signature
-        parts.append("signed" if m.signed else "unsigned (will not load with Secure Boot on)")
-    return [Finding("driver.kernel_module", Verdict.PASS, ", ".join(parts), "host", ev, "", f"{SRC_DKMS}; {SRC_FLAVOUR}")]
+        parts.append(Msg("signed") if m.signed else Msg("unsigned (will not load with Secure Boot on)"))
+    return [Finding("driver.kernel_module", Verdict.PASS, joined(", ", parts), "host", ev, "",
+                    f"{SRC_DKMS}; {SRC_FLAVOUR}")]
 
 
 SRC_MODSIGN = ("Linux kernel documentation, 'Kernel module signing facility' (https://docs.kernel.org/admin-guide/"

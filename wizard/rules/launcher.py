@@ -315,3 +315,40 @@ def judge_text(text: str, exp: Mapping[str, Any] | None = None) -> list[Finding]
                     "Paste the launcher's whole output: its start-up lines and the ranks' exit lines or the "
                     "ChildFailedError summary.", SRC_ELASTIC)]
 
+
+
+SRC_TRAINING = ("PyTorch docs, torch.distributed.elastic (https://pytorch.org/docs/stable/elastic/run.html); DeepSpeed "
+                "docs, Monitoring and the training loop's log (https://www.deepspeed.ai/docs/config-json/: "
+                "steps_per_print, skipped steps under fp16 loss scaling); a NaN or infinite loss means the run "
+                "diverged or a value overflowed, never a healthy step")
+
+
+def judge_training_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``node.training_log`` from a training job's step lines: a NaN/inf loss or Megatron's nan-iteration count WARN
+    (the run diverged or overflowed: a job or precision matter first); two or more steps with a finite loss or a
+    throughput PASS (the GPUs ran the training loop; the job working, not the machine's limits); else UNKNOWN."""
+    from wizard.parsers.launcher import parse_training_log
+
+    t = parse_training_log(text)
+    fid = "node.training_log"
+    steps = sorted({s for s, _, _ in t.steps})
+    if t.nan_lines:
+        return [Finding(fid, Verdict.WARN, Msg("the training loss is NaN or infinite ({n} line(s)): the run diverged or "
+                                               "a value overflowed", n=len(t.nan_lines)), "node",
+                        tuple(t.nan_lines[:4]),
+                        "Lower the learning rate or use bf16 (fp16's range overflows), check the data for bad samples; "
+                        "if it appears on one node only, check that node's GPUs (`dcgmi diag -r 3`, ECC and Xid in "
+                        "`dmesg`).", SRC_TRAINING)]
+    if len(steps) < 2:
+        return [Finding(fid, Verdict.UNKNOWN, N_("a training log with fewer than two steps: it does not show the loop "
+                                                 "running"), "node", tuple(x[2] for x in t.steps[:3]),
+                        "Paste a few steps' lines (loss and throughput).", SRC_TRAINING)]
+    losses = [loss for _, loss, _ in t.steps if loss is not None]
+    loss_words = (Msg("; loss {first:g} at the first, {last:g} at the last", first=losses[0], last=losses[-1])
+                  if losses else "")
+    rate = Msg("; {rate}", rate=t.rates[-1]) if t.rates else ""
+    return [Finding(fid, Verdict.PASS,
+                    Msg("the training job ran steps {a} to {b} ({n} shown){loss}{rate}: the GPUs ran the training "
+                        "loop; this shows the job working, not the machine's limits", a=steps[0], b=steps[-1],
+                        n=len(steps), loss=loss_words, rate=rate), "node",
+                    tuple(dict.fromkeys([t.steps[0][2], t.steps[-1][2]])), "", SRC_TRAINING)]

@@ -55,6 +55,12 @@ def launcher_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return launcher.judge_text(text, exp)
 
 
+def training_log_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.rules import launcher
+
+    return launcher.judge_training_log_text(text, exp)
+
+
 # from wizard/parsers/gpu.py
 def smi_list_judge(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``nvidia-smi -L``: the driver's errors (gc.nvidia_smi, as the live check) and the GPU list (gc.smi_list)."""
