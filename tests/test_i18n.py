@@ -807,7 +807,7 @@ def test_a_multinode_findings_nodes_label_and_a_failed_probes_notes_are_in_chine
     assert files == ["/proc/modules：没有此文件", "/sys/class/dmi/id/bios_date：没有可读的文件", "（没有找到 EDAC 计数器）",
                      "cat: /x: no such file"], files
     assert no_gpu.endswith("：6 个 PCI 功能，没有一个的厂商为 0x10de 且类别为显示控制器（0x0300/0x0302）"), no_gpu
-    assert label and label[0] == "2 个节点（v100-gpu-1, v100-gpu-5）："
+    assert label and label[0] == "2 个节点（v100-gpu-1、v100-gpu-5）："
     assert notes == ["lspci -D", "错误：找不到命令：lspci", "退出状态 127"]
     assert kept == ["error: unknown option -X", "exit status 1 (from make)"] and timed == "错误：20 s 后超时"
     assert [evidence_shown(e) for e in failed] == failed  # English as stored

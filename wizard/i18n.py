@@ -280,7 +280,7 @@ def subject_name(subject: str) -> str:
         return gpu_names(gettext(N_("{n} GPUs: {gpus}")).format(n=m.group(1), gpus=gpus))
     m = re.match(r"(\d+) nodes \((.+)\)$", subject)  # the nodes of a multi-node run (walk 24 #10: "12 nodes (...)")
     if m:
-        return gettext(N_("{n} nodes ({nodes})")).format(n=m.group(1), nodes=m.group(2))
+        return gettext(N_("{n} nodes ({nodes})")).format(n=m.group(1), nodes=names_listed(m.group(2).split(", ")))
     m = re.match(r"(rank \d+|GPU \d+(?: \([^()]*\))?) on (\S+)$", subject)  # a rank or GPU of a node (walk 23)
     if m:
         return gpu_names(gettext(N_("{who} on {node}")).format(who=m.group(1), node=m.group(2)))
