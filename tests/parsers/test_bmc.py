@@ -175,3 +175,18 @@ def test_freeipmi_ipmi_sel_is_read_with_its_state_column():
     assert (psu.sensor_type, psu.sensor, psu.event, psu.direction, psu.detail) == (
         "Power Supply", "Power Supply 2 PS2 Status", "Power Supply Failure detected", "Asserted", "Critical")
     assert psu.when is not None and psu.when.isoformat() == "2024-12-09T21:12:29"
+
+
+def test_freeipmi_ipmimonitoring_rows_are_read_as_sensor_readings():
+    """FreeIPMI's ipmimonitoring table (real, held-out round 136: six fans at 4680 RPM, inlet 25 C, all Nominal): each
+    row a reading with its state as ipmitool's status word; a Critical row (synthetic, built here) reads 'cr'."""
+    from wizard.parsers.bmc import parse_sdr
+
+    text = (DATA / "public" / "ipmimonitoring__dell-idrac-lan-2-0-six-fans-4680rpm-inlet-25c-all-nominal-partial.txt").read_text()
+    f = parse_sdr(text)
+    fans = [r for r in f.readings if r.name.startswith("Fan")]
+    assert f.form == "freeipmi" and len(fans) == 6 and all(r.value == 4680.0 and r.status == "ok" for r in fans)
+    hot = parse_sdr(text.replace("| Nominal  | 25.00      | C     | 'OK'",
+                                 "| Critical | 55.00      | C     | 'At or Above (>=) Upper Critical Threshold'"))
+    inlet = next(r for r in hot.readings if r.name == "Inlet Temp")
+    assert inlet.status == "cr" and inlet.value == 55.0

@@ -553,9 +553,14 @@ def _parse_sdr_verbose(lines: list[str]) -> SdrFacts:
     return SdrFacts(tuple(readings), "verbose" if readings else "", ())
 
 
+_FREEIPMI_STATE = {"Nominal": "ok", "Warning": "nc", "Critical": "cr", "N/A": "ns"}
+"""FreeIPMI's sensor State column (ipmi-sensors(8), ipmimonitoring(8): Nominal, Warning, Critical, or N/A) as the
+ipmitool status words the rules read (ok, nc non-critical, cr critical, ns no reading)."""
+
+
 def parse_sdr(text: str) -> SdrFacts:
-    """``ipmitool sdr elist`` (5 columns; ``ipmitool -c`` prints them comma-separated), ``sdr list`` (3 columns) or
-    ``ipmitool sensor`` (10 columns) output, each
+    """``ipmitool sdr elist`` (5 columns; ``ipmitool -c`` prints them comma-separated), ``sdr list`` (3 columns),
+    ``ipmitool sensor`` (10 columns) or FreeIPMI's ``ipmimonitoring`` / ``ipmi-sensors`` (7 columns) output, each
     line read by its own column count; or the verbose records of ``sdr -v`` / ``sdr get`` / ``sensor get``
     (:func:`_parse_sdr_verbose`). Never raises."""
     all_lines = text.splitlines()[:MAX_LINES]
@@ -593,6 +598,14 @@ def parse_sdr(text: str) -> SdrFacts:
                       if c.lower() != "na" and (v := to_float(c)) is not None}
                 readings.append(SdrReading(name, status=status, value=value, unit=cols[2], thresholds=th, line=raw))
             forms["sensor"] = forms.get("sensor", 0) + 1
+        elif len(cols) == 7 and cols[0].isdigit() and cols[3] in _FREEIPMI_STATE:
+            # FreeIPMI ipmimonitoring / ipmi-sensors: ID | Name | Type | State | Reading | Units | Event
+            value = to_float(cols[4]) if cols[4] != "N/A" else None
+            unit = "" if cols[5] == "N/A" else {"C": "degrees C", "F": "degrees F"}.get(cols[5], cols[5])
+            event = cols[6].strip("'")
+            states = () if event in ("OK", "N/A", "") else tuple(e.strip() for e in event.split("' '"))
+            readings.append(SdrReading(cols[1], cols[0], _FREEIPMI_STATE[cols[3]], "", value, unit, states, {}, raw))
+            forms["freeipmi"] = forms.get("freeipmi", 0) + 1
         elif len(cols) == 3 and cols[2].lower() in _STATUS:
             value, unit, states = _reading(cols[1])
             readings.append(SdrReading(name, status=cols[2].lower(), value=value, unit=unit, states=states, line=raw))
