@@ -464,7 +464,10 @@ class StepScreen(Screen[None]):
             return
         state = self.build.store.step_states().get(self.step_id)
         if state and state.verdict is Verdict.FAIL:
-            self.notify(_("the last check failed: fix it and check again, or skip it with a reason (s)"),
+            # a step its run proves has no check to repeat (walk 48 #2: "check again" where c says "press a")
+            self.notify(_("its last run failed: fix the cause and run it again (a), or skip it with a reason (s)")
+                        if proven_by_run(self.step) and not is_checked(self.step) else
+                        _("the last check failed: fix it and check again, or skip it with a reason (s)"),
                         severity="warning")
             return
         why = self.build.confirm_refusal(self.step_id)

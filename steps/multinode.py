@@ -205,7 +205,7 @@ ALLREDUCE = ActionSpec(
     id="multinode_allreduce",
     title="All-reduce across every node (and every pair of nodes with multinode_pairwise)",
     description=(
-        "Starts torchrun on every node over ssh (c10d rendezvous; NCCL on GPUs, gloo on cpu; srun inside a "
+        "Starts torchrun on every node over ssh (c10d rendezvous; NCCL on GPUs, gloo on the CPU; srun inside a "
         "Slurm allocation), runs rank sanity, an all-reduce sweep with correctness checks and P2P, then "
         "every pair of nodes when multinode_pairwise is true (to name a bad node), and nccl-tests' "
         "all_reduce_perf under mpirun when both are installed. Measures only."),

@@ -1789,8 +1789,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     step = steps.step_by_id(sid)
     if step.action is None:
-        print(_("bringup: error: ") + _("step {step} has no action (it is checked or confirmed instead)").format(
-            step=step.id), file=sys.stderr)
+        # say how it is completed from here (walk 48 #21: "checked or confirmed instead" for a step with no check, and no
+        # word of how a shell confirms one)
+        from wizard.engine import is_checked
+
+        print(_("bringup: error: ") + (
+            _("step {step} has no action: `bringup check` checks it").format(step=step.id) if is_checked(step) else
+            _("step {step} has no action and no check: confirm it with a note, d on the step in the TUI, or from a "
+              "shell in an answers file's [confirm] for `bringup auto --answers FILE`").format(step=step.id)),
+            file=sys.stderr)
         return EXIT_ERROR
     if opt(args, "snapshot"):
         print(_("bringup: error: ") + _("run acts on this machine; --snapshot describes another one"), file=sys.stderr)

@@ -596,7 +596,11 @@ class LiveView:
     def errors(self) -> list[tuple[str, str, str, str]]:
         """(kind, node, message, remedy) of each error event, in log order; the message in words
         (:func:`error_words`: led by its kind unless it says it)."""
-        return [(str(e.get("kind")), e.node, error_words(e), str(e.get("remedy") or "")) for e in self.vlog.errors]
+        from wizard.rules.multinode import said
+
+        # the remedy as a Msg again where the event carries its template (walk 48 #1: the ssh remedy, with its host
+        # filled in, matched no catalogue entry and stayed English on a Chinese screen)
+        return [(str(e.get("kind")), e.node, error_words(e), said(e, "remedy")) for e in self.vlog.errors]
 
     @property
     def bad_lines(self) -> list[tuple[int, str]]:

@@ -329,6 +329,15 @@ def test_run_needs_yes_without_a_terminal(tmp_path):
     assert r.returncode == 3 and "--yes" in r.stderr
 
 
+def test_run_of_a_step_without_an_action_says_how_it_is_completed(tmp_path):
+    """Walk 48 #21: `bringup run grounding.esd` said "it is checked or confirmed instead" for a step with no check and
+    named no way to confirm it from a shell; a checked step points at `bringup check`."""
+    r = run("--state", str(tmp_path / "s"), "run", "grounding.esd", stdin=subprocess.DEVNULL)
+    assert r.returncode == 3 and "no check" in r.stderr and "[confirm]" in r.stderr and "d on the step" in r.stderr
+    r = run("--state", str(tmp_path / "s"), "run", "bios.iommu", stdin=subprocess.DEVNULL)
+    assert r.returncode == 3 and "`bringup check` checks it" in r.stderr
+
+
 def test_killed_bringup_leaves_the_action_running_and_status_finds_it(tmp_path):
     state = str(tmp_path / "s")
     assert run("--state", state, "plan", "baseline_minutes=0.05").returncode == 0  # 3 s

@@ -299,6 +299,29 @@ async def test_confirming_the_workload_with_no_gpu_in_the_plan_says_so(state_dir
         assert "if it should fit. The plan has no gpu_model, gpu_count yet" in said, said
 
 
+async def test_d_on_a_failed_step_its_run_proves_asks_to_run_it_again(state_dir, devvm_host):
+    """Walk 48 #2: `d` on multinode.allreduce after a failed run said "fix it and check again", while `c` there says
+    the step is proven only by its run; it now says to run it again (a). A checked step keeps "check again"."""
+    from wizard.model import Finding, Verdict
+
+    app = app_for(state_dir, devvm_host)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_new_build(pilot, app)
+        app.build.record_findings("multinode.allreduce", [Finding("multinode.nodes", Verdict.FAIL, "node-a unreachable")],
+                                  frozen_clock())
+        app.build.record_findings("os.swap", [Finding("os.swap", Verdict.FAIL, "swap is full")], frozen_clock())
+        app.push_screen(StepScreen("multinode.allreduce"))
+        await settle(pilot, app)
+        await pilot.press("d")
+        await pilot.pause()
+        assert any("run it again (a)" in str(n.message) for n in app._notifications)
+        app.push_screen(StepScreen("os.swap"))
+        await settle(pilot, app)
+        await pilot.press("d")
+        await pilot.pause()
+        assert any("fix it and check again" in str(n.message) for n in app._notifications)
+
+
 async def test_confirming_a_warned_step_asks_for_the_note_and_says_it_accepts_the_warnings(state_dir, devvm_host):
     """Walk 28 #2: `d` on a warned step offered "Note (optional)", closed on an empty note and said in an English toast
     that a note was needed; after the acceptance the step still asked for one. The dialog says it accepts the warnings

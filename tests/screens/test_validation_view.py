@@ -264,3 +264,19 @@ async def test_a_run_with_errors_shows_three_progress_rows_ending_in_an_ellipsis
         rows = _static(app, "#action-progress").splitlines()
         assert len(rows) == 3 and "3 errors" in " ".join(rows) and rows[-1].endswith("…"), rows
         assert w.region.height == 3, w.region
+
+
+def test_an_errors_remedy_is_shown_in_chinese_with_its_host_filled_in(tmp_path):
+    """Walk 48 #1: the results panel showed the ssh remedy of an unreachable node in English on a Chinese screen (the
+    remedy with its host filled in matched no catalogue entry); the event's template is used, as for its message."""
+    from wizard import i18n
+    from wizard.validate import LiveView
+
+    live = LiveView()
+    assert live.read_file(str(UNREACHABLE_LOG))
+    i18n.set_language("zh_CN")
+    try:
+        remedies = [i18n.tr(r) for _k, _n, _m, r in live.errors() if r]
+    finally:
+        i18n.set_language("en")
+    assert remedies and "ssh node-a true" in remedies[0] and "Check that" not in remedies[0], remedies
