@@ -57,6 +57,17 @@ def _wait_for(pred, timeout_s: float, what: str, cluster, node: str):
                          f"slurmd log:\n{cluster.log_tail(f'slurmd-{node}')}")
 
 
+def _wait_said(cluster, node: str, words: str, timeout_s: float = 30) -> None:
+    """Wait until the health program's log holds ``words``: a run's output is appended when bringup exits, after the
+    scontrol call it reports has already changed the node (CI at stop 49: the node resumed, its "resuming" line not
+    yet in the log when it was read)."""
+    deadline = time.monotonic() + timeout_s
+    while words not in cluster.health_log(node):
+        assert time.monotonic() < deadline, f"{words!r} not in the health program's log within {timeout_s:g} s:\n" \
+                                            f"{cluster.health_log(node)[-3000:]}"
+        time.sleep(0.3)
+
+
 def _wait_runs(cluster, node: str, more: int, timeout_s: float = 120) -> None:
     start = cluster.health_runs(node)
     deadline = time.monotonic() + timeout_s
@@ -176,9 +187,9 @@ def test_as_a_prolog_it_keeps_the_job_off_a_sick_node(slurm, bundles):
             assert st.reason == "Prolog error", st
             _wait_runs(slurm, node, 2)
             assert parse_show_node(slurm.show_node(node)).drained
-            assert "drained by someone else (Prolog error): left drained" in slurm.health_log(node)
+            _wait_said(slurm, node, "drained by someone else (Prolog error): left drained")
         else:
-            assert f"resuming {node}, drained by bringup (bringup: xid" in slurm.health_log(node)
+            _wait_said(slurm, node, f"resuming {node}, drained by bringup (bringup: xid")
     finally:
         slurm.conf.write_text(conf)
         slurm.run("scontrol", "reconfigure")
