@@ -420,6 +420,11 @@ class StepScreen(Screen[None]):
         return True
 
     def action_check(self) -> None:
+        if self.build.observing and not is_checked(self.step):
+            # a window that cannot run anything points at nothing it cannot do (walk 49 #2: "press a" where a is
+            # refused read-only)
+            self._writable()
+            return
         if not is_checked(self.step):
             self.notify(_("this step has no check of its own: {auto}'s run measures it (open {auto} and press a); once "
                           "{auto} has passed, confirm it here (d), or confirm it by hand with a note").format(auto=self.step.automated_by)

@@ -173,3 +173,13 @@ def test_one_pair_off_an_nvswitch_fabric_warns_but_a_cube_mesh_does_not():
     mesh = [f for f in explain_text(text(PUBLIC / "nvidia-smi-topo__v100x8-nvlink.txt")).findings
             if f.id == "health.topology"]
     assert mesh and all("go over PCIe: their NVLink path is down" not in f.message for f in mesh)
+
+
+def test_nic_affinity_of_an_excerpt_speaks_of_the_rows_shown():
+    """Walk 49 #3: a topo -m excerpt with rows for GPU0-GPU3 of 8 said "every GPU shares a PCIe switch with a NIC";
+    it now says each of the 4 GPU rows in the excerpt does."""
+    from wizard.explain import explain_text
+
+    r = explain_text((CASES / "nvidia-smi-topo__dgx-a100-nv12-12nic-partial.txt").read_text(), "t")
+    f = next(f for f in r.findings if f.id == "health.gpu_nic_affinity")
+    assert "each of the 4 GPU rows in this excerpt" in f.message and "every GPU" not in f.message

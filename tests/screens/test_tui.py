@@ -478,6 +478,25 @@ async def test_dry_run_action_runs_nothing(state_dir, devvm_host):
         assert "DRY RUN" in str(app.screen.query_one("TopBar", Static).render())
 
 
+async def test_c_in_a_read_only_window_says_read_only_on_a_step_its_run_proves(state_dir, devvm_host):
+    """Walk 49 #2: in a second, observing window `c` on multinode.consistency said "press a, or run `bringup run ...`",
+    both refused while the other bringup holds the build; it says read-only, as `a` does."""
+    holder = Build.open(state_dir, steps.STAGES, {"hostname": "vm"}, create=True, clock=frozen_clock)
+    try:
+        app = app_for(state_dir, devvm_host, observe_poll_s=0.2)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            assert app.build.observing
+            app.push_screen(StepScreen("multinode.consistency"))
+            await settle(pilot, app)
+            await pilot.press("c")
+            await pilot.pause()
+            said = [str(n.message) for n in app._notifications]
+            assert any(m.startswith("read-only") for m in said) and not any("press a" in m for m in said), said
+    finally:
+        holder.close()
+
+
 async def test_second_instance_observes(state_dir, devvm_host):
     holder = Build.open(state_dir, steps.STAGES, {"hostname": "vm"}, create=True, clock=frozen_clock)
     try:
