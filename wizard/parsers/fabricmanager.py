@@ -101,7 +101,7 @@ def parse_imex_status(text: str) -> ImexStatus:
         if m:
             st.nodes.append((sat_int(m.group(1)), m.group(2), m.group(3), m.group(4), s))
             continue
-        if s.startswith("Nodes From\\To") or s.startswith("Nodes From\\\\To"):
+        if s.startswith("Nodes From\\To"):
             cols = [sat_int(x) for x in s.split()[2:] if x.isdigit()]
             continue
         d = _IMEX_DOMAIN.match(s)

@@ -278,8 +278,8 @@ def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            tuple(ln for ln in node.lines if ln.startswith("Unschedulable")),
                            "`kubectl uncordon <node>` when the node is ready for work.", SRC_K8S_NODE))
     cap, alloc = node.gpus(node.capacity), node.gpus(node.allocatable)
-    labelled = sat_int(node.labels.get("nvidia.com/gpu.count", "0")) if node.labels.get(
-        "nvidia.com/gpu.count", "").isdigit() else 0
+    count_label = node.labels.get("nvidia.com/gpu.count", "")
+    labelled = sat_int(count_label) if count_label.isdigit() else 0
     if labelled and (cap or alloc) and not sum((cap or alloc).values()):
         # GPU Feature Discovery sees the GPUs, the device plugin advertises none of them (held-out round 137)
         out.append(Finding("driver.k8s_node", Verdict.FAIL,
