@@ -502,6 +502,27 @@ def test_dry_run_auto_previews_every_step_and_writes_nothing(tmp_path):
     assert dump(state) == before and len(list_builds(state)) == 1
 
 
+def test_dry_run_auto_does_not_promise_a_multi_node_run_without_a_hostfile(tmp_path):
+    """Walk 48 #3: an allowed multi-node action with no hostfile in the plan waits for a person in the real walk
+    (its resolver refuses, naming the plan answer), so the preview says so instead of "would run its action"."""
+    f = tmp_path / "a.toml"
+    f.write_text('version = 1\n[actions]\nallow = ["multinode.transport", "os.tools"]\n')
+    r = run("--state", str(tmp_path / "s"), "--dry-run", "auto", "--answers", str(f))
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = next(x for x in r.stdout.splitlines() if "] multinode.transport:" in x)
+    assert "would leave it waiting for a person (its action cannot start: bringup needs the list of nodes" in line
+    assert "run its action" not in line
+    # a step whose action reads the machine's facts is still decided when it runs
+    assert any(x.endswith("] os.tools: would check, then run its action (Install pciutils) when the step is not "
+                          "done after its check") for x in r.stdout.splitlines())
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("node01\nnode02\n")
+    f.write_text(f'version = 1\n[plan]\nhostfile = "{hostfile}"\n[actions]\nallow = ["multinode.transport"]\n')
+    r = run("--state", str(tmp_path / "s"), "--dry-run", "auto", "--answers", str(f))
+    line = next(x for x in r.stdout.splitlines() if "] multinode.transport:" in x)
+    assert line.endswith("would run its action (torchrun across every node with NCCL_DEBUG=INFO)"), line
+
+
 def test_a_fifo_or_directory_as_the_answers_file_is_refused_without_hanging(tmp_path):
     fifo = tmp_path / "answers.fifo"
     os.mkfifo(fifo)

@@ -803,7 +803,10 @@ def preview_auto(answers: Answers, stages: Sequence[Stage], build: Build | None 
         else:
             if is_checked(s):
                 todo.append(Msg("check"))
-            if s.action is not None and s.id in answers.allow:
+            waits = _waits_for_plan(s, {**plan_now, **answers.plan}) if s.id in answers.allow else ""
+            if waits:  # walk 48 #3: an allowed action that cannot start without a plan answer is not promised
+                todo.append(Msg("leave it waiting for a person (its action cannot start: {why})", why=waits))
+            elif s.action is not None and s.id in answers.allow:
                 todo.append(Msg("run its action ({title})", title=Msg.plain(s.action.title))
                             + (Msg(" as a dry run (--snapshot)") if snapshot else "")
                             + (Msg(" when the step is not done after its check") if is_checked(s) else ""))
@@ -824,6 +827,20 @@ def preview_auto(answers: Answers, stages: Sequence[Stage], build: Build | None 
             then = then + Msg(", then ") + t
         out.append(Msg("[{i}/{total}] {step}: would {todo}", i=i, total=total, step=s.id, todo=then))
     return out
+
+
+def _waits_for_plan(s: Step, plan: Mapping[str, Any]) -> str:
+    """Why ``s``'s action cannot start with ``plan`` (""when it can, or when only the machine can tell): the action
+    is resolved without the machine's facts, and only a refusal that names a plan answer (:attr:`Resolved.plan_key`:
+    the multi-node runs without a ``hostfile``, or with one that cannot be read) is the run's own; anything that needs
+    the facts is decided when it runs."""
+    if s.action is None:
+        return ""
+    try:
+        r = s.action.resolve(act.ActionContext({}, plan, ""))
+    except Exception:  # noqa: BLE001 - a preview never fails for what only the run would meet
+        return ""
+    return r.manual if r.manual and r.plan_key and not r.done else ""
 
 
 def print_auto_summary(result: AutoResult, answers: Answers, say: Callable[[str], Any] = print) -> None:
