@@ -88,19 +88,29 @@ _KUBECTL_NOTICE = lazy_re(r'^Defaulted container "[^"\n]*" out of: [^\n]*\n?', r
 """kubectl's notice on stderr when a pod has several containers and none was named (``kubectl exec``/``logs``): not
 the command's output."""
 
-_QUOTE_PREFIX = lazy_re(r"^[ \t]*(?:#|>|//)")
-"""A prefix a person put before every line of a paste: a code comment (``# ``, ``// ``) or an e-mail quote (``> ``)."""
+_QUOTE_PREFIX = lazy_re(r"^[ \t]*(?:#|>{1,3}|//)")
+"""A prefix a person put before every line of a paste: a code comment (``# ``, ``// ``), an e-mail quote (``> ``,
+nested ``>> ``) or a guide's ``>>> `` output mark."""
 
 
 def clean(text: str) -> str:
-    """Terminal escapes removed, CRLF/CR line ends made LF (pastes from Windows or a tty), and a comment or quote
+    """Terminal escapes removed, CRLF/CR line ends made LF (pastes from Windows or a tty), no-break spaces made
+    spaces, and a comment or quote
     prefix that every non-blank line carries (``    # ``, ``> ``) removed: outputs never start every line with one."""
     text = ANSI_RE.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    # a paste through a web page or mail client turns spaces into no-break spaces (U+00A0, U+202F): no program
+    # prints them, and every parser splits on ASCII whitespace (held-out round 154: an ibv_devinfo from a list archive)
+    if "\u00a0" in text or "\u202f" in text:
+        text = text.replace("\u00a0", " ").replace("\u202f", " ")
     text = _KUBECTL_NOTICE.sub("", text)
     text = _unflatten_kernel_lines(text)
     lines = text.split("\n")
     body = [ln for ln in lines if ln.strip()]
     if len(body) >= 3:
+        # the command line a person typed above the quoted output ("root@host:~# smartctl -a /dev/sdb") is theirs,
+        # not the quote's: it does not count against a prefix every other line carries (held-out round 157)
+        if len(body) >= 4 and not _QUOTE_PREFIX.match(body[0]) and re.match(r"^\S*[@:~][^\n]*[#$]\s+\S", body[0]):
+            body = body[1:]
         prefixes = {m.group(0) for ln in body for m in [_QUOTE_PREFIX.match(ln)] if m}
         if (len(prefixes) == 1 and all(_QUOTE_PREFIX.match(ln) for ln in body)
                 and not any(ln.lstrip().startswith("# nThread") for ln in body)):  # nccl-tests' own '#' header

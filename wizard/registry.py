@@ -346,6 +346,8 @@ def _build_kinds() -> dict[str, Kind]:
          ("mlxlink -d mlx5_0 -c",)),
     Kind("show-gids", "show_gids (MLNX_OFED: the RoCE GID table of each RDMA port: index, address, RoCE version)",
          p_fabric.detect_show_gids, pasted.fabric_judge_show_gids, ("show_gids",)),
+    Kind("fi-info", "fi_info (libfabric's providers and endpoints: EFA, verbs; or fi_getinfo's error)",
+         p_fabric.detect_fi_info, pasted.fabric_judge_fi_info, ("fi_info -p efa -t FI_EP_RDM",)),
     Kind("ibswinfo", "ibswinfo -d DEV (an unmanaged InfiniBand switch: power supplies, fans, temperature)",
          p_fabric.detect_ibswinfo, pasted.fabric_judge_ibswinfo, ("ibswinfo -d lid-N",)),
     # wizard/parsers/rocm.py detects; wizard/rules/rocm.py judges (AMD GPUs)
@@ -480,6 +482,11 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("slurmctld-log", "slurmctld's log (nodes set DOWN, DRAIN or INVAL, and why; journalctl -u slurmctld)",
          p_scheduler.detect_slurmctld_log, scheduler_rules.judge_slurmctld_text,
          ("journalctl -u slurmctld --since -1d", "sudo tail -n 500 /var/log/slurmctld.log")),
+    Kind("slurmd-log", "slurmd's log (GPU autodetection with NVML, GPU GRES records and errors; journalctl -u slurmd)",
+         p_scheduler.detect_slurmd_log, scheduler_rules.judge_slurmd_log_text,
+         ("journalctl -u slurmd -b", "sudo tail -n 500 /var/log/slurmd.log")),
+    Kind("slurm-squeue", "squeue (jobs and why pending ones wait: a launch failure or a node down)",
+         p_scheduler.detect_squeue, scheduler_rules.judge_squeue_text, ("squeue -l",)),
     # wizard/parsers/smi_kinds.py detects; wizard/rules/pasted.py judges
     Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", p_smi_kinds.detect_xml, pasted.smi_kinds_judge(parse_smi_xml),
         ("nvidia-smi -q -x",)),

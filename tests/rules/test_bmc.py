@@ -442,10 +442,34 @@ def test_chassis_status_faults_fail_intrusion_warns_and_a_clear_one_passes():
 def test_a_power_supply_only_sdr_listing_passes_without_an_unknown_for_fans():
     """Held-out round 91 (real `ipmitool sdr type "Power Supply"` of a Dell): both supplies present, Fully Redundant.
     health.bmc_psu passes; the listing has no fan or temperature by its nature, so health.bmc_sensors is a skip that
-    says so (it was unknown, making a healthy listing unknown)."""
+    says so (it was unknown, making a healthy listing unknown); since held-out round 150 a listing of state sensors
+    that the BMC rates ok each passes, saying it holds no fan or temperature reading."""
     from wizard.explain import explain_text
 
     r = explain_text(text(PUBLIC / "ipmitool-sdr-type-power-supply__dell-ps-fully-redundant-both-present.txt"), "p")
     by = {f.id: f for f in r.findings}
     assert by["health.bmc_psu"].verdict is Verdict.PASS and r.verdict is Verdict.PASS
-    assert by["health.bmc_sensors"].verdict is Verdict.SKIP and "state sensors" in by["health.bmc_sensors"].message
+    f = by["health.bmc_sensors"]
+    assert f.verdict is Verdict.PASS and "state sensor(s), the BMC's status ok for each" in f.message
+    assert "no fan or temperature reading" in f.message
+
+
+def test_presence_sensors_of_modules_not_fitted_are_not_faults():
+    """Held-out round 150: FreeIPMI rates 'SAS Mod Presence' Critical with 'Device Absent'; ipmitool says ok."""
+    for name in ("ipmi-sensors-output-sensor-state__sas-ocp-mod-presence-critical-device-absent.txt",
+                 "ipmitool-sdr-elist__ocp-sas-mod-presence-ok-device-absent.txt"):
+        r = explain_text(text(PUBLIC / name))
+        f = next(f for f in r.findings if f.id == "health.bmc_sensors")
+        assert f.verdict is Verdict.PASS and "Device Absent" in f.message, name
+
+
+def test_thermal_margin_sensors_are_not_temperatures():
+    """Held-out round 150: Intel S2600 'P1 Therm Margin -65' is degrees below the throttle point."""
+    r = explain_text(text(PUBLIC / "ipmitool-sdr__intel-s2600-dual-xeon-mic-slots-all-ok.txt"))
+    assert r.verdict is Verdict.PASS and not any("Therm" in f.message and f.verdict is Verdict.WARN for f in r.findings)
+
+
+def test_comma_separated_sel_is_read():
+    r = explain_text(text(PUBLIC / "ipmi-sel__supermicro-fana-lower-critical-non-recoverable-flapping-partial.txt"))
+    assert r.kind == "ipmitool-sel" and r.verdict is Verdict.FAIL
+    assert any("FANA" in f.message and "Lower Critical Going Low" in f.message for f in r.findings)

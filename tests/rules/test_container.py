@@ -171,3 +171,13 @@ def test_a_pod_not_ready_after_many_restarts_is_crash_looping():
                                "restarts.txt").read_text(), "k")
     f = next(f for f in r.findings if f.id == "driver.k8s_pods")
     assert f.verdict is Verdict.FAIL and "46 restarts" in f.message and RESTARTS_STUCK == 5
+
+
+def test_zero_gpus_in_capacity_fails_and_tegra_discovery_warns():
+    zero = explain_text(text(PUBLIC / "kubectl-describe-node__gpu-capacity-zero-microk8s.txt"))
+    assert zero.verdict is Verdict.FAIL and "is 0 in Capacity and Allocatable" in zero.findings[0].message
+    tegra = explain_text(text(PUBLIC / "nvidia-device-plugin-log__x86-80cpu-4gpu-discovery-strategy-tegra-partial.txt"))
+    assert tegra.kind == "k8s-device-plugin-log" and tegra.verdict is Verdict.WARN
+    assert 'deviceDiscoveryStrategy "tegra"' in tegra.findings[0].message
+    bare = explain_text(text(PUBLIC / "kubectl-describe-node__k8s122-ubuntu2004-no-nvidia-gpu-in-capacity-partial.txt"))
+    assert bare.kind == "kubectl-describe-node" and bare.verdict is Verdict.WARN

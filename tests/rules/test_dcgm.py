@@ -433,3 +433,20 @@ def test_dcgmi_discovery_c_reads_the_mig_hierarchy_and_an_unreachable_host_engin
     down = explain_text((PUBLIC / "dcgmi-discovery__remote-host-unable-to-connect-host-engine-disconnected.txt")
                         .read_text(), "d")
     assert any(f.id == "driver.dcgm" and f.verdict is Verdict.FAIL for f in down.findings)
+
+
+def test_dcgm_fragments_judged_by_their_own_words():
+    """Held-out rounds 151 and 155: one GPU's `dcgmi diag -j` result object cut from its test (a string wrapped onto a
+    second line), and a Deployment 'Error' row whose test row is cut off above it."""
+    j = explain_text(text(PUBLIC / "dcgmi-diag-json__80gb-gpu5-diagnostic-511-gflops-below-threshold-partial.txt"))
+    assert j.kind == "dcgmi-diag-json" and j.verdict is Verdict.FAIL
+    assert any("GPU 5" in f.message and "511.70 GFLOPs" in f.message for f in j.findings)
+    e = explain_text(text(PUBLIC / "dcgmi-diag__h100-node-gpu3-uncorrectable-memory-errors-row-remap-pending-partial.txt"))
+    assert e.verdict is Verdict.FAIL and "GPU 3: DCGM reports an error in its Deployment checks" in e.findings[0].message
+
+
+def test_dcgm_exporter_slog_errors_and_skipped_profiling_metrics():
+    nvml = explain_text(text(PUBLIC / "dcgm-exporter-log__k8s-exporter-4.8.4-nvml-library-not-found-exits.txt"))
+    assert nvml.verdict is Verdict.FAIL and "cannot load the driver's NVML" in nvml.findings[0].message
+    dcp = explain_text(text(PUBLIC / "dcgm-exporter-log__centos79-k8s120-dcp-module-not-loaded-profiling-skipped.txt"))
+    assert dcp.verdict is Verdict.PASS and "no profiling (DCP) metrics" in dcp.findings[0].message

@@ -290,3 +290,19 @@ def test_a_cudnn_version_incompatibility_fails_torch_cuda_naming_both_versions()
     f = next(f for f in r.findings if f.id == "driver.torch_cuda")
     assert f.verdict is Verdict.FAIL and "8.5.0" in f.message and "8.4.1" in f.message
     assert "LD_LIBRARY_PATH" in f.remedy and "torch/backends/cudnn" in f.source
+
+
+def test_collect_env_gpu_list_with_mig_on_some_gpus_warns():
+    """Held-out round 146: collect_env lists GPU 2 with seven MIG 1g.12gb instances under it beside three whole H100s."""
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "collect-env__4xh100-gpu2-mig-7x1g12gb-mixed-partial.txt"))
+    f = next(f for f in r.findings if f.id == "health.mig")
+    assert f.verdict is Verdict.WARN and "MIG is on for GPU 2 but off for 3 other GPU(s)" in f.message
+
+
+def test_a_busy_or_unavailable_gpu_fails():
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "llama-bench__3x-grid-a100d-16c-vgpu-cuda-device-busy-unavailable-partial.txt"))
+    assert r.verdict is Verdict.FAIL and "cudaErrorDevicesUnavailable" in r.findings[0].message

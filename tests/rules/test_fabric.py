@@ -552,3 +552,25 @@ def test_perftest_rates_a_roce_port_against_ethernet_rates_and_names_a_loopback(
                         .read_text(), "l")
     h = next(f for f in loop.findings if f.id == "multinode.ib_bandwidth")
     assert "a loopback" in h.message and "LID 0x01" in h.message
+
+
+# ------------------------------------------------------------------ fi_info (held-out rounds 55, 83, 148)
+
+
+def test_fi_info_lists_efa_devices_or_says_none():
+    p4d = explain_text(text(PUBLIC / "fi_info__p4d-24xlarge-four-efa-rdm-endpoints.txt"))
+    assert p4d.kind == "fi-info" and p4d.verdict is Verdict.PASS and "on 4 device(s)" in p4d.findings[0].message
+    fewer = explain_text(text(PUBLIC / "fi_info__p4d-24xlarge-four-efa-rdm-endpoints.txt"),
+                         expectations={"nics_per_node": 8})
+    assert fewer.verdict is Verdict.WARN and "the plan says 8 NICs per node" in fewer.findings[0].message
+    none = explain_text(text(PUBLIC / "fi-info__aws-pcluster-no-efa-provider-fi-getinfo-61.txt"))
+    assert none.verdict is Verdict.FAIL and "-61" in none.findings[0].message
+    tcp = explain_text("provider: tcp\n    fabric: 172.31.0.0/20\n    domain: ens5\n    version: 116.0\n"
+                       "    type: FI_EP_MSG\n    protocol: FI_PROTO_SOCK_TCP\n")  # synthetic_: no RDMA provider
+    assert tcp.kind == "fi-info" and tcp.verdict is Verdict.WARN and "no RDMA provider" in tcp.findings[0].message
+
+
+def test_perftest_names_a_small_path_mtu_beside_a_slow_result():
+    r = explain_text(text(PUBLIC / "ib-send-bw__roce-mlx5-kube01-56gbps-mtu1024.txt"))
+    f = next(f for f in r.findings if f.id == "multinode.ib_bandwidth")
+    assert f.verdict is Verdict.WARN and "the path MTU was 1024 B" in f.message

@@ -712,7 +712,7 @@ def test_a_task_hung_inside_the_nvidia_driver_fails_and_names_the_module():
     nfs = ("[  100.1] INFO: task cp:812 blocked for more than 120 seconds.\n"
            "[  100.2] Call Trace:\n[  100.3]  nfs_wait_bit_killable+0x1e/0x90 [nfs]\n")  # synthetic_
     (w,) = explain_text(nfs).findings
-    assert w.verdict is Verdict.WARN and "not in an NVIDIA module" in w.message
+    assert w.verdict is Verdict.WARN and "not in a GPU driver module" in w.message
 
 
 def test_storage_io_errors_fail_naming_each_device():
@@ -869,3 +869,28 @@ def test_an_ext4_checksum_error_and_its_error_count_are_storage_failures():
     r = explain_text(text(PUBLIC / "dmesg__ext4-sda1-bad-block-bitmap-checksum-1758-errors-partial.txt"), "k")
     (f,) = [f for f in r.findings if f.id == "health.storage_io"]
     assert f.verdict is Verdict.FAIL and "sda1" in f.message
+
+
+def test_stack_frames_through_a_gpu_driver_without_their_header_warn():
+    """Held-out round 147: a CentOS 7 call trace through nvidia_ioctl/rm_ioctl cut from the line that starts it."""
+    r = explain_text(text(PUBLIC / "journalctl__centos7-nvidia-rm-ioctl-stuck-call-trace-gpu-hung-partial.txt"))
+    f = next(f for f in r.findings if f.id == "health.kernel_log")
+    assert f.verdict is Verdict.WARN and "stack trace runs through the GPU driver (nvidia" in f.message
+
+
+def test_hung_task_inside_amdgpu_is_the_gpu_driver_stuck():
+    r = explain_text(text(PUBLIC / "dmesg__rocm-amdgpu-kworker-hung-task-dma-fence-wait-partial.txt"))
+    f = next(f for f in r.findings if "hung" in f.message)
+    assert f.verdict is Verdict.FAIL and "inside the GPU driver (amdgpu)" in f.message
+
+
+def test_amdgpu_uncorrectable_ras_error_and_failed_smu_fail():
+    r = explain_text(text(PUBLIC / "dmesg-t__mi50-athub-uncorrectable-ras-error-gpu-reset-smu-fail-partial.txt"))
+    f = next(f for f in r.findings if "amdgpu driver reports a GPU fault" in f.message)
+    assert f.verdict is Verdict.FAIL and "0000:e3:00.0" in f.message and "ERREVENT_ATHUB_INTERRUPT" in f.message
+
+
+def test_dram_ecc_disabled_on_every_memory_node_warns():
+    r = explain_text(text(PUBLIC / "dmesg-grep-edac__128cpu-epyc-zen1-8-nodes-dram-ecc-disabled-all-nodes.txt"))
+    f = next(f for f in r.findings if f.id == "health.host_memory")
+    assert f.verdict is Verdict.WARN and "8 memory node(s)" in f.message

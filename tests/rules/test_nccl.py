@@ -733,3 +733,30 @@ def test_an_error_seen_on_one_node_is_said_of_that_node():
     assert cuda.subject == "node02" and "CUDA failure" in cuda.message
     ib = next(f for f in r.findings if f.id == "multinode.ib_errors")
     assert ib.subject.startswith("2 nodes")
+
+
+def test_socket_list_with_an_overlay_interface_beside_net_ib_warns():
+    """Held-out round 145: NCCL 2.4's NET/IB line leaves 'OOB :' empty and the socket list (bootstrap and out-of-band
+    traffic) holds flannel.1: warned, naming it."""
+    r = explain_text(text(PUBLIC / "nccl-debug__horovod-roce-34-mlx5-vfs-empty-oob-flannel-socket-nccl2.4.2-partial.txt"))
+    f = next(f for f in r.findings if f.id == "multinode.transport")
+    assert f.verdict is Verdict.WARN and "flannel.1" in f.message and "socket interface list" in f.message
+
+
+def test_aws_ofi_plugin_without_an_efa_provider_warns_not_fails():
+    """Held-out round 145: 'Only EFA provider is supported' on a p3 (no EFA): a fault only where the instance has EFA."""
+    r = explain_text(text(PUBLIC / "nccl-debug__sagemaker-p3-16xlarge-aws-ofi-only-efa-provider-supported.txt"))
+    f = next(f for f in r.findings if f.id == "multinode.transport")
+    assert f.verdict is Verdict.WARN and "Only EFA provider is supported" in f.message
+
+
+def test_gpudirect_rdma_off_for_gpus_far_from_the_hca_warns():
+    r = explain_text(text(PUBLIC / "nccl-debug__2-node-single-hca-gdr-enabled-2-gpus-disabled-2-gpus-distance-5-partial.txt"))
+    f = next(f for f in r.findings if f.id == "multinode.transport")
+    assert f.verdict is Verdict.WARN and "18000, 3b000" in f.message
+
+
+def test_nccl_tests_ranks_on_different_gpu_models_warn():
+    r = explain_text(text(PUBLIC / "nccl-tests-all-reduce__2-node-mixed-v100-pcie-v100s-ring-512m-busbw-10.txt"))
+    f = next(f for f in r.findings if "different models" in f.message)
+    assert f.verdict is Verdict.WARN and "V100S-PCIE-32GB" in f.message and f.id == "multinode.allreduce"

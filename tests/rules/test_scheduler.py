@@ -89,3 +89,40 @@ def test_slurmctld_log_of_a_node_set_inval_for_fewer_gpus_fails_with_the_gres_re
     f = r.findings[0]
     assert f.id == sch.SLURM_ID and "nodegpu1 in state INVAL+DRAIN" in f.message and "fewer GPUs" in f.message
     assert "gres.conf" in f.remedy and "NodeName=nodegpu1 State=RESUME" in f.remedy and len(f.evidence) == 4
+
+
+# ------------------------------------------------------------------ slurmd's log, squeue (held-out rounds 149, 56)
+
+
+def test_slurmd_log_gpu_autodetection_judged():
+    """Real slurmd logs: NVML autodetection that built a GRES record per GPU passes; a detected MIG device no configured
+    type matches warns (type set to NULL); autodetected GPUs slurmd ignores fail, naming their device files."""
+    ok = explain_text(text(PUBLIC / "slurmd-log__4xa30-autodetect-nvml-final-merged-gres-list-partial.txt"))
+    assert ok.kind == "slurmd-log" and ok.verdict is Verdict.PASS and "/dev/nvidia3" in ok.findings[0].message
+    null = explain_text(text(PUBLIC / "slurmd-log__a100-mig-1g5gb-autodetect-nvml-gres-type-null-partial.txt"))
+    f = next(f for f in null.findings if f.verdict is Verdict.WARN)
+    assert "nvidia_a100_1g.5gb" in f.message and "NULL" in f.message
+    ign = explain_text(text(PUBLIC / "slurmd-log__h100-autodetected-gpus-ignored-partial.txt"))
+    assert ign.verdict is Verdict.FAIL and "ignores 5 autodetected GPU(s)" in ign.findings[0].message
+
+
+def test_slurmd_log_fatal_and_plan_count():
+    """synthetic_: a fatal line fails; fewer GPUs detected than the plan's gpu_count fails."""
+    fatal = ("[2024-01-01T00:00:00.000] gpu/nvml: _get_system_gpu_list_nvml: 8 GPU system device(s) detected\n"
+             "[2024-01-01T00:00:00.001] fatal: We were configured to autodetect nvml functionality, but we weren't "
+             "able to find that lib when Slurm was configured.\n")
+    assert sch.judge_slurmd_log_text(fatal, {})[0].verdict is Verdict.FAIL
+    few = "[2024-01-01T00:00:00.000] gpu/nvml: _get_system_gpu_list_nvml: 6 GPU system device(s) detected\n"
+    assert sch.judge_slurmd_log_text(few, {"gpu_count": 8})[0].verdict is Verdict.FAIL
+    assert sch.judge_slurmd_log_text(few, {})[0].verdict is Verdict.PASS
+
+
+def test_squeue_pending_reason_that_points_at_a_node_warns():
+    r = explain_text(text(PUBLIC / "squeue-l__dgx-h100-cluster-array-jobs-launch-failed-requeued-held-partial.txt"))
+    assert r.kind == "slurm-squeue" and r.verdict is Verdict.WARN
+    assert "launch failed requeued held" in r.findings[0].message and "EPYC" in r.findings[0].message
+    plain = ("             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+             "               101       gpu    train    alice PD       0:00      2 (Resources)\n"
+             "               100       gpu    train      bob  R    1:02:03      2 node[01-02]\n")
+    p = explain_text(plain)
+    assert p.kind == "slurm-squeue" and p.verdict is Verdict.PASS and "1 running" in p.findings[0].message

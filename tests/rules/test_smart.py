@@ -134,3 +134,12 @@ def test_a_thousand_media_errors_fail_a_handful_warn_and_a_2_pow_32_count_stays_
         f = next(f for f in r.findings if f.id == SMART_ID)
         assert f.verdict is verdict, (name, f.message)
         assert "media and data integrity errors" in f.message
+
+
+def test_sas_error_counter_log_with_thousands_of_uncorrected_errors_fails():
+    """Held-out round 157: 'SMART Health Status: OK' beside 5,580 read and 2,569 write uncorrected errors (a '>>> '
+    quoted paste under its command line), and a SAS -a cut from its data section on, both read."""
+    r = explain_text(text(PUBLIC / "smartctl-a__hgst-hus726040als210-sas-health-ok-but-5580-read-uncorrected.txt"))
+    assert r.kind is not None and r.verdict is Verdict.FAIL and "read 5580" in r.findings[0].message
+    ok = explain_text(text(PUBLIC / "smartctl-a__sas-hdd-2008-health-ok-0-uncorrected-496-non-medium-partial.txt"))
+    assert ok.kind is not None and ok.verdict is Verdict.PASS

@@ -498,3 +498,16 @@ def test_mdadm_detail_cut_before_active_devices_counts_its_total_devices():
     r = explain_text(_pub("mdadm-detail__raid1-md125-two-slots-one-device-partial.txt"), "m")
     f = next(f for f in r.findings if f.id == "node.storage_raid")
     assert f.verdict is Verdict.FAIL and "[2/1]" in f.message and "degraded" in f.message
+
+
+def test_a_degraded_mirror_rebuilding_onto_its_replacement_warns():
+    """Held-out round 157: [2/1] [_U] in recovery after a disk swap heals by itself: a warning until [UU]; an array
+    whose lost member is not being rebuilt stays a failure (round 88's md1 beside it)."""
+    from wizard.explain import explain_text
+    from tests.probe_data import PUBLIC, text
+
+    r = explain_text(text(PUBLIC / "mdstat__ovh-2x-nvme-raid1-md3-rebuilding-after-disk-swap.txt"))
+    assert r.verdict is Verdict.WARN and any("recovery" in f.message for f in r.findings)
+    both = explain_text(text(PUBLIC / "proc-mdstat__raid1-two-arrays-degraded-_u-recovery-12k-per-sec.txt"))
+    by = {f.subject: f.verdict for f in both.findings}
+    assert by.get("md1") is Verdict.FAIL and by.get("md0") is Verdict.WARN

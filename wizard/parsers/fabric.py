@@ -558,6 +558,7 @@ class PerftestRun:
     rows: list[tuple[int, float, str]] = field(default_factory=list)  # (bytes, average Gb/s, line)
     lat_rows: list[tuple[int, float, str]] = field(default_factory=list)  # latency tests: (bytes, t_typical µs, line)
     title_line: str = ""
+    mtu: int | None = None  # the path MTU perftest used, bytes ("Mtu : 1024[B]")
     errors: list[tuple[str, str]] = field(default_factory=list)  # (class of PT_ERRORS, line)
     waiting: bool = False
 
@@ -613,6 +614,8 @@ def parse_perftest(text: str) -> PerftestRun:
                 _set(r, "device", v)
             elif k == "Link type" and not r.link_type:
                 _set(r, "link_type", v)
+            elif k == "Mtu" and r.mtu is None and (mm := re.match(r"(\d{1,6})(?!\d)", v)):
+                _set(r, "mtu", int(mm.group(1)))
         c = _PT_COLS.search(raw)
         if c:
             unit = c.group(2).lower()
@@ -1408,3 +1411,53 @@ def parse_show_gids(text: str) -> list[GidRow]:
             rows.append(GidRow(dev, port, sat_int(g.group("index")), gid, _mapped_ipv4(gid), g.group("ver"), "",
                                raw.strip()))
     return rows
+
+
+# ------------------------------------------------------------------ fi_info (libfabric)
+
+
+_FI_PROVIDER = lazy_re(r"^\s*provider:\s*(\S+)\s*$")
+_FI_FIELD = lazy_re(r"^\s+(fabric|domain|version|type|protocol):\s*(\S+)\s*$")
+_FI_GETINFO_ERR = lazy_re(r"^\s*fi_getinfo:\s*(-\d{1,6})(?:\s*\(([^)]*)\))?\s*$", re.M)
+_FI_CMD = lazy_re(r"\bfi_info\b(?P<args>[^\n|]*)")
+
+
+@dataclass(frozen=True)
+class FiInfo:
+    """``fi_info`` (libfabric's list of the providers and endpoints it can open; fi_info(1)): ``endpoints`` one
+    (provider, fabric, domain, endpoint type, line) per block, ``error`` fi_getinfo's negative errno with its line
+    (-61 = -FI_ENODATA: no provider matched), ``asked`` the provider the pasted command asked for (``-p efa``)."""
+
+    endpoints: tuple[tuple[str, str, str, str, str], ...]
+    error: tuple[int, str] | None
+    asked: str
+
+
+def parse_fi_info(text: str) -> FiInfo:
+    """:class:`FiInfo` of ``text``; never raises."""
+    eps: list[list[str]] = []
+    error: tuple[int, str] | None = None
+    asked = ""
+    for raw in text.splitlines()[:100_000]:
+        if (c := _FI_CMD.search(raw)) and not asked:
+            p = re.search(r"(?:-p|--provider)[ =]\s*(\w+)", c.group("args"))
+            asked = p.group(1) if p else ""
+        if m := _FI_PROVIDER.match(raw):
+            eps.append([m.group(1), "", "", "", raw.strip()])
+        elif (f := _FI_FIELD.match(raw)) and eps:
+            i = {"fabric": 1, "domain": 2, "type": 3}.get(f.group(1))
+            if i is not None and not eps[-1][i]:
+                eps[-1][i] = f.group(2)
+        elif (e := _FI_GETINFO_ERR.match(raw)) and error is None:
+            error = (int(e.group(1)), raw.strip())
+    return FiInfo(tuple((a, b, c, d, ln) for a, b, c, d, ln in eps), error, asked)
+
+
+def detect_fi_info(text: str) -> float:
+    """0.95 for ``fi_info`` output: provider blocks with their fabric/domain/type lines, or fi_getinfo's error line."""
+    head = text[:100_000]
+    if _FI_GETINFO_ERR.search(head) and re.search(r"^\s*fi_getinfo:", head, re.M):
+        return 0.95
+    provs = len(re.findall(r"^\s*provider:\s*\S+\s*$", head, re.M))
+    fields = len(re.findall(r"^\s+(?:fabric|domain|type):\s*\S+\s*$", head, re.M))
+    return 0.95 if provs and fields >= 2 * provs else 0.0

@@ -425,6 +425,11 @@ def event_key(event: KernelEvent) -> str:
 
 # ------------------------------------------------------------------ message patterns
 
+AMDGPU_FAULT_RE = lazy_re(r"(?:\bamdgpu\b|\[drm:amdgpu\w*).*?(?P<what>uncorrectable hardware error\S*|"
+                          r"GPU reset(?:\(\d+\))? failed|ASIC reset failed|GPU recovery failed|ring \S+ timeout|"
+                          r"Failed to send message 0x[0-9a-fA-F]+, response 0x[0-9a-fA-F]+)", re.I)
+"""The amdgpu driver's fault lines (Linux drivers/gpu/drm/amd/amdgpu: amdgpu_ras.c "uncorrectable hardware error",
+amdgpu_job.c "ring %s timeout", amdgpu_device.c "GPU reset(%d) failed", the SMU's "Failed to send message")."""
 SXID_RE = lazy_re(r"nvidia-nvswitch(?P<sw>\d+): SXid \((?:PCI:)?(?P<bus>" + _BDF_RE + r")\):\s*(?P<code>\d+),\s*"
                      r"(?P<rest>.*)$")
 """An NVSwitch error (the NVSwitch driver's SXid, NVIDIA Fabric Manager user guide, 'NVSwitch SXid Errors'): its
@@ -546,6 +551,9 @@ PCI_ENUM_RE = lazy_re(r"^pci (?P<bus>" + _BDF_RE + r"): \[(?P<id>[0-9a-f]{4}:[0-
                          r"(?P<cls>0x[0-9a-f]{6})", re.I)
 EDAC_RE = lazy_re(r"^EDAC (?:\S+ )?MC(?P<mc>\d+): (?:(?P<count>\d+) )?(?P<type>CE|UE)\b(?P<rest>.*)$")
 EDAC_LABEL_RE = lazy_re(r" on (?P<label>\S+?)(?: \(|\s*$)|labels? \"(?P<qlabel>[^\"]*)\"")
+ECC_OFF_RE = lazy_re(r"^EDAC amd64: Node (?P<node>\d+): DRAM ECC disabled", re.I)
+"""amd64_edac's word that a memory controller runs without ECC (drivers/edac/amd64_edac.c, ecc_enabled(): "Node %d:
+DRAM ECC %s." then "ECC disabled in the BIOS or no ECC capability, module will not load")."""
 EDAC_CONTEXT_RE = lazy_re(r"^EDAC (?:\S+ )?MC\d+: HANDLING MCE MEMORY ERROR|^EDAC .*: (?:Giving out|Ver:|ECC is)", re.I)
 MCE_RE = lazy_re(r"^(?:mce: )?\[Hardware Error\]: (?P<rest>.*)$|^mce: (?P<rest2>.*)$")
 MEMFAIL_RE = lazy_re(r"^(?:Memory failure|mce: Uncorrected hardware memory error)", re.I)
@@ -764,6 +772,13 @@ def _parse(text: str, log: KernelLog) -> None:
                                                                "error": m.group("err1") or m.group("err2")},
                                           list(rec.raw)))
             continue
+        # ---- AMD GPUs: the amdgpu driver's fault lines (RAS, a hang, a reset that failed, an SMU that stopped answering)
+        m = AMDGPU_FAULT_RE.search(msg) if "amdgpu" in msg or "[drm" in msg else None
+        if m:
+            bm = re.search(r"\bamdgpu (" + _BDF_RE + r"):", msg)
+            log.events.append(KernelEvent("amdgpu_fault", rec, bus_id(bm.group(1)) if bm else "",
+                                          {"what": m.group("what").strip().rstrip("!.")}, list(rec.raw)))
+            continue
         # ---- NVSwitch errors (SXid): one event per "Fatal"/"Non-fatal" line, the Data/Severity lines as evidence
         m = SXID_RE.search(msg)
         if m:
@@ -968,6 +983,10 @@ def _parse(text: str, log: KernelLog) -> None:
             log.events.append(KernelEvent("edac", rec, "", {
                 "mc": sat_int(m.group("mc")), "count": sat_int(m.group("count") or 1), "type": m.group("type"),
                 "label": label, "detail": m.group("rest").strip()}, list(rec.raw)))
+            continue
+        m = ECC_OFF_RE.match(msg)
+        if m:
+            log.events.append(KernelEvent("host_ecc_off", rec, "", {"node": m.group("node")}, list(rec.raw)))
             continue
         if EDAC_CONTEXT_RE.match(msg):
             continue

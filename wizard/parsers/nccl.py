@@ -414,6 +414,7 @@ class NcclLog:
     channels_shm: list[str] = field(default_factory=list)  # "Channel 00 : 7[7] -> 6[6] via SHM/direct/direct"
     channels_p2p: list[str] = field(default_factory=list)  # "... via P2P/IPC", "via P2P/CUMEM/read"
     gdr_disabled: list[str] = field(default_factory=list)  # "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"
+    gdr_far: list[str] = field(default_factory=list)  # "GPU Direct RDMA Disabled for GPU 18000 / HCA 0 (distance 5 > 4)"
     nic_far: list[str] = field(default_factory=list)  # NCCL 2.4's "CUDA Dev 0[4], IB NIC distance :  SOC" (or SYS)
     p2p_disabled: list[str] = field(default_factory=list)  # "Could not enable P2P between dev 5(=89000) and dev 4(=88000)"
     ib_async: list[tuple[str, str]] = field(default_factory=list)  # (verbs event, line): "Got async event : port error"
@@ -612,6 +613,8 @@ def parse_nccl_log(text: str) -> NcclLog:
             lg.p2p_disabled.append(s)
         if re.search(r"GPU Direct RDMA Disabled for HCA", s, re.I):
             lg.gdr_disabled.append(s)
+        elif re.search(r"GPU Direct RDMA Disabled for GPU \S+ / HCA \d+ \(distance", s, re.I):
+            lg.gdr_far.append(s)
         if re.search(r"\bIB NIC distance\s*:\s*(?:SOC|SYS)\b", s):
             lg.nic_far.append(s)
         m = _NCCL_LINE.search(s)

@@ -392,3 +392,115 @@ def detect_slurmctld_log(text: str) -> float:
     """0.9 for slurmctld's log (the journal's ``slurmctld[pid]:`` lines, or its own log file's ``[time] ...`` lines)
     with a node event other than a node answering again (:data:`_CTLD_EVENTS`); 0 otherwise."""
     return 0.9 if _CTLD_ANY.search(text[:200_000]) else 0.0
+
+
+# ------------------------------------------------------------------ slurmd's log: GPU autodetection
+
+
+_SLURMD_NVML_COUNT = lazy_re(r"_get_system_gpu_list_nvml: (\d{1,6}) GPU system device\(s\) detected")
+_SLURMD_GRES = lazy_re(r"GRES\[gpu\] Type:\S+ Count:\d+.*?File:(/dev/nvidia\d+)|Gres Name=gpu .*?File=(/dev/nvidia\d+)")
+_SLURMD_TYPE_NULL = lazy_re(r"_normalize_sys_gres_types: .*?system device `([^`]+)`.*Setting system GRES type to NULL")
+_SLURMD_IGNORED = lazy_re(r"The following autodetected GPUs are being ignored")
+_SLURMD_FATAL = lazy_re(r"\bfatal:\s*(.+)$")
+_SLURMD_ERROR = lazy_re(r"\berror:\s*(.+)$")
+_SLURMD_MARK = lazy_re(r"\bslurmd(?:\[\d+\])?:|Slurmd (?:started|shutdown)|slurmd version|gpu/nvml: |gres/gpu: |"
+                       r"Gres GPU plugin: |GRES\[gpu\] ")
+
+
+@dataclass(frozen=True)
+class SlurmdLog:
+    """slurmd's log (``/var/log/slurmd.log``, ``journalctl -u slurmd``), what it says of the node's GPUs (Slurm
+    gres.conf(5) AutoDetect=nvml; src/plugins/gpu/nvml): ``detected`` the GPUs NVML autodetection found (None when not
+    logged), ``files`` the /dev/nvidiaN of the GPU GRES records it built, ``type_null`` the detected devices no
+    configured GRES type matched (slurmd then sets the type to NULL), ``ignored`` the autodetected GPUs it ignores (no
+    GRES configured for them: "The following autodetected GPUs are being ignored:"), ``fatal`` / ``errors`` its fatal
+    and error lines;
+    each list holds (what, line)."""
+
+    detected: tuple[int, str] | None
+    files: tuple[tuple[str, str], ...]
+    ignored: tuple[tuple[str, str], ...]
+    type_null: tuple[tuple[str, str], ...]
+    fatal: tuple[tuple[str, str], ...]
+    errors: tuple[tuple[str, str], ...]
+
+
+def parse_slurmd_log(text: str) -> SlurmdLog:
+    """:class:`SlurmdLog` of ``text``; never raises."""
+    detected: tuple[int, str] | None = None
+    files: dict[str, str] = {}
+    ignored: dict[str, str] = {}
+    in_ignored = False
+    null: dict[str, str] = {}
+    fatal: list[tuple[str, str]] = []
+    errors: list[tuple[str, str]] = []
+    for raw in text.splitlines()[:200_000]:
+        s = raw.strip().replace("**", "")
+        if m := _SLURMD_NVML_COUNT.search(s):
+            detected = (int(m.group(1)), s)
+        elif _SLURMD_IGNORED.search(s):
+            in_ignored = True
+            continue
+        elif m := _SLURMD_GRES.search(s):
+            (ignored if in_ignored else files).setdefault(m.group(1) or m.group(2), s)
+            continue
+        elif m := _SLURMD_TYPE_NULL.search(s):
+            null.setdefault(m.group(1), s)
+        elif m := _SLURMD_FATAL.search(s):
+            fatal.append((m.group(1).strip(), s))
+        elif m := _SLURMD_ERROR.search(s):
+            errors.append((m.group(1).strip(), s))
+        in_ignored = False  # the ignored GPUs' records follow their warning line, one per line
+    return SlurmdLog(detected, tuple(files.items()), tuple(ignored.items()), tuple(null.items()), tuple(fatal),
+                     tuple(errors))
+
+
+def detect_slurmd_log(text: str) -> float:
+    """0.9 for slurmd's log with what it says of the GPUs (NVML autodetection's count, the GPU GRES records, a GRES type
+    it could not match); 0 otherwise."""
+    head = text[:200_000]
+    if not _SLURMD_MARK.search(head):
+        return 0.0
+    return 0.9 if (_SLURMD_NVML_COUNT.search(head) or _SLURMD_TYPE_NULL.search(head) or _SLURMD_IGNORED.search(head)
+                   or len(_SLURMD_GRES.findall(head)) >= 1) else 0.0
+
+
+# ------------------------------------------------------------------ squeue
+
+
+_SQ_HEADER = lazy_re(r"^\s*JOBID\s+PARTITION\s+NAME\s+USER\s+(?:ST|STATE)\b.*NODELIST\(REASON\)\s*$", re.M)
+_SQ_ROW = lazy_re(r"^\s*(?P<job>\d+(?:_\[?[\d\-,%\]]+)?)\s+(?P<part>\S+)\s+\S+\s+\S+\s+(?P<state>[A-Z_]+)\s+.*?"
+                  r"(?:\((?P<reason>[^()]*(?:\([^()]*\))?[^()]*)\)|(?P<nodes>\S+))\s*$")
+
+
+@dataclass(frozen=True)
+class SqueueJob:
+    """One ``squeue`` row: job id, partition, state (``PD``/``PENDING``, ``R``/``RUNNING``...), the reason in
+    parentheses (pending jobs) or the node list, and the line."""
+
+    job: str
+    partition: str
+    state: str
+    reason: str
+    nodes: str
+    line: str
+
+
+def parse_squeue(text: str) -> list[SqueueJob]:
+    """The rows under ``squeue``'s (or ``squeue -l``'s) header; never raises."""
+    out: list[SqueueJob] = []
+    seen = False
+    for raw in text.splitlines()[:200_000]:
+        if _SQ_HEADER.match(raw):
+            seen = True
+            continue
+        if seen and (m := _SQ_ROW.match(raw)):
+            out.append(SqueueJob(m.group("job"), m.group("part"), m.group("state"), (m.group("reason") or "").strip(),
+                                 m.group("nodes") or "", raw.rstrip()))
+    return out
+
+
+def detect_squeue(text: str) -> float:
+    """0.95 for ``squeue`` output: its header and at least one job row."""
+    head = text[:50_000]
+    return 0.95 if _SQ_HEADER.search(head) and parse_squeue(head) else 0.0

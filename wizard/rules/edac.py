@@ -138,6 +138,17 @@ def memory_findings(log: KernelLog, events: list[KernelEvent]) -> list[Finding]:
                            Msg("machine-check events were logged ({plural}) but the kernel log does not say which", plural=plural(len(logged), 'message')), "host", context,
                            "Read them with `ras-mc-ctl --errors` (rasdaemon) or `mcelog --client` to see whether they "
                            "are corrected or not, and which DIMM or CPU bank.", SRC_EDAC))
+    off = [e for e in events if e.kind == "host_ecc_off"]
+    if off:
+        nodes = sorted({str(e.fields.get("node")) for e in off}, key=lambda n: int(n) if n.isdigit() else 0)
+        out.append(Finding("health.host_memory", Verdict.WARN,
+                           Msg("host memory runs without ECC on {n} memory node(s) ({nodes}: 'DRAM ECC disabled'): "
+                               "memory errors are neither corrected nor reported (the EDAC driver does not load)",
+                               n=len(nodes), nodes=", ".join(nodes)), "host", cap([ln for e in off for ln in e.evidence]),
+                           "Enable ECC in the BIOS (memory settings) and fit ECC RDIMMs if these are not; after a reboot "
+                           "`dmesg | grep EDAC` must say 'DRAM ECC enabled' and list an EDAC MC for each node.",
+                           SRC_EDAC + "; Linux drivers/edac/amd64_edac.c, ecc_enabled() ('DRAM ECC disabled', "
+                           "https://github.com/torvalds/linux/blob/master/drivers/edac/amd64_edac.c)"))
     for e in ghes_other:
         sev = str(e.fields.get("severity", ""))
         section = str(e.fields.get("section", "")) or Msg("unknown section")

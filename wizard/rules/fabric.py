@@ -19,6 +19,7 @@ Two concerns, one finding id each:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from typing import Any, Mapping
@@ -492,6 +493,14 @@ def judge_perftest(run: Any, text: str, exp: Mapping[str, Any], *, fid: str = PE
                            "performance`; or the BIOS power profile 'maximum performance') and rerun the test.",
                            f"{SRC_PERFTEST}; perftest README: the tests use the CPU cycle counter for time stamps, "
                            "disable CPU frequency scaling (https://github.com/linux-rdma/perftest)"))
+    mtu = getattr(run, "mtu", None)
+    if mtu and mtu < 4096:  # a slow result on a small path MTU: name it (held-out round 148)
+        out = [dataclasses.replace(f, message=f.message + Msg(
+                   "; the path MTU was {mtu} B (perftest's Mtu line; RoCE derives it from the netdev MTU, 1024 B under a "
+                   "1500-byte one): more packets per message, and a sign the fabric's jumbo MTU is not set on this "
+                   "port", mtu=mtu))
+               if f.id == fid and f.verdict in (Verdict.WARN, Verdict.FAIL) and f.measured is not None else f
+               for f in out]
     return out
 
 
@@ -1136,3 +1145,66 @@ def judge_show_gids(rows: list[Any], text: str, exp: Mapping[str, Any]) -> list[
                                   "themselves (NCCL_IB_GID_INDEX unset); {idx}", ports=SEMICOLON.join(good), idx=idx),
                               "node", tuple(ev_good[:8]), "", SRC_GID))
     return out
+
+
+# ------------------------------------------------------------------ fi_info
+
+
+SRC_FI_INFO = ("libfabric fi_info(1) and fi_getinfo(3): -FI_ENODATA (-61) when no provider matches "
+               "(https://ofiwg.github.io/libfabric/main/man/fi_info.1.html); AWS EFA user guide: `fi_info -p efa -t "
+               "FI_EP_RDM` lists the EFA device when it is usable (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/"
+               "efa-start.html)")
+_FI_RDMA = ("efa", "verbs", "psm3", "opx", "cxi")
+"""libfabric providers that move data over an RDMA NIC (EFA, InfiniBand/RoCE verbs, Omni-Path, Slingshot), unlike
+tcp, udp, shm and sockets (fi_provider(7))."""
+
+
+def judge_fi_info(info: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``fi_info`` -> :data:`STATE_ID`: fi_getinfo's error (no provider matched) fails when it asked for an RDMA
+    provider (``-p efa``: no usable EFA device) and is unknown otherwise; an RDMA provider's reliable-datagram (RDM)
+    endpoints pass, fewer EFA domains than the plan's nics_per_node warn; only non-RDMA providers warn (a fault where
+    the node has RDMA NICs)."""
+    if info.error is not None:
+        code, line = info.error
+        if info.asked and info.asked in _FI_RDMA or info.asked == "":
+            what = info.asked or Msg("any provider")
+            return [Finding(STATE_ID, Verdict.FAIL if info.asked else Verdict.UNKNOWN,
+                            Msg("libfabric found no {what} provider (fi_getinfo {code}: no provider matched): no "
+                                "{what} device is usable on this node, so MPI and NCCL's OFI plugin cannot use it",
+                                what=what, code=code), "host", (line,),
+                            N_("Check the device: `lspci | grep -i efa` (or the HCA) and `ls /dev/infiniband`; on AWS "
+                               "the instance type must support EFA and be launched with an EFA interface, and the EFA "
+                               "installer must have run (it installs the efa kernel module and libfabric); inside a "
+                               "container pass /dev/infiniband. Then `fi_info -p efa -t FI_EP_RDM` must list it."),
+                            SRC_FI_INFO)]
+    eps = info.endpoints
+    if not eps:
+        return [Finding(STATE_ID, Verdict.UNKNOWN, N_("fi_info lists no provider block"), "host",
+                        tuple(ln for ln in text.splitlines()[:4] if ln.strip()),
+                        N_("Paste the whole `fi_info -p efa -t FI_EP_RDM` (or `fi_info -l`) output."), SRC_FI_INFO)]
+    rdma = [e for e in eps if e[0].split(";")[0] in _FI_RDMA]
+    if not rdma:
+        provs = ", ".join(dict.fromkeys(e[0] for e in eps))
+        return [Finding(STATE_ID, Verdict.WARN,
+                        Msg("libfabric lists only {provs}: no RDMA provider (efa, verbs), so MPI and NCCL's OFI plugin "
+                            "would move data over TCP; a fault if this node has EFA or InfiniBand/RoCE NICs",
+                            provs=provs), "host", tuple(e[4] for e in eps[:3]),
+                        N_("On a node with RDMA NICs check their driver and /dev/infiniband, then `fi_info -p efa` (or "
+                           "-p verbs) must list them."), SRC_FI_INFO)]
+    rdm = [e for e in rdma if e[3] == "FI_EP_RDM"] or rdma
+    domains = list(dict.fromkeys(re.sub(r"-(?:rdm|dgrm)$", "", e[2]) for e in rdm if e[2]))  # a device's two domains
+    prov = rdm[0][0].split(";")[0]
+    want = to_float(exp.get("nics_per_node"), text=False, positive=True)
+    ev = tuple(dict.fromkeys(e[4] for e in rdm[:2])) + tuple(
+        ln.strip() for ln in text.splitlines() if re.match(r"^\s+domain:", ln))[:4]
+    if prov == "efa" and want and len(domains) < want:
+        return [Finding(STATE_ID, Verdict.WARN,
+                        Msg("libfabric lists {n} EFA device(s) ({domains}) but the plan says {want:g} NICs per node",
+                            n=len(domains), domains=", ".join(domains), want=want), "host", ev,
+                        N_("Check the missing EFA interfaces: the instance's network interfaces (EFA type) and `ls "
+                           "/dev/infiniband`; inside a container pass every uverbs device."), SRC_FI_INFO)]
+    return [Finding(STATE_ID, Verdict.PASS,
+                    Msg("libfabric lists the {prov} provider with {types} endpoints on {n} device(s) ({domains}): the "
+                        "RDMA fabric is usable by MPI and NCCL's OFI plugin", prov=prov,
+                        types="/".join(dict.fromkeys(e[3] for e in rdma if e[3])) or "RDMA", n=len(domains) or 1,
+                        domains=", ".join(domains) or prov), "host", ev, "", SRC_FI_INFO)]

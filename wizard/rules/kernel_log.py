@@ -189,6 +189,7 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
     findings += host_limit_findings(log)
     findings += _link_findings(latest) + [_earlier_boot(f) for f in _link_findings(before)]
     findings += _sxid_findings(latest) + [_earlier_boot(f) for f in _sxid_findings(before)]
+    findings += _amdgpu_findings(latest) + [_earlier_boot(f) for f in _amdgpu_findings(before)]
     findings = _with_keys(findings, counted)
     if acked or earlier:
         parts: list[str] = []  # Msg pieces, joined below keeping them (walk 28 #13: English on a Chinese screen)
@@ -764,6 +765,30 @@ def _unrecognised_findings(log: KernelLog, events: list[KernelEvent]) -> list[Fi
                     (Msg('Read these lines in context (`journalctl -k -b`). If one is harmless on that machine, acknowledge it there by its key so it stops counting (x on the step, or `bringup ack KEY --reason WHY` once a check on that machine has found it; a pasted log is not a build): ') + ', '.join(keys[:20]) + (Msg(' (and {value} more)', value=len(keys) - 20) if len(keys) > 20 else '') + '.'), SRC_UNRECOGNISED)]
 
 
+SRC_AMDGPU = ("Linux kernel drivers/gpu/drm/amd/amdgpu (amdgpu_ras.c: uncorrectable errors trigger a GPU reset; "
+              "amdgpu_job.c: a job that times out on a ring is a GPU hang; amdgpu_device.c: GPU recovery), "
+              "https://docs.kernel.org/gpu/amdgpu/ras.html")
+
+
+def _amdgpu_findings(events: list[KernelEvent]) -> list[Finding]:
+    """``health.kernel_log`` from the amdgpu driver's fault lines (:data:`wizard.parsers.kernellog.AMDGPU_FAULT_RE`):
+    an uncorrectable RAS error, a ring timeout (a GPU hang), a reset that failed or an SMU that stopped answering fail:
+    the GPU faulted, and it needs a reset or a power cycle before it is trusted again."""
+    ev = [e for e in events if e.kind == "amdgpu_fault"]
+    if not ev:
+        return []
+    whats = list(dict.fromkeys(str(e.fields.get("what")) for e in ev))
+    gpus = sorted({e.bus_id for e in ev if e.bus_id})
+    return [Finding("health.kernel_log", Verdict.FAIL,
+                    Msg("the amdgpu driver reports a GPU fault{on}: {whats}", on=Msg(" on {gpus}", gpus=", ".join(gpus))
+                        if gpus else "", whats=SEMICOLON.join(whats[:4]) + ("; ..." if len(whats) > 4 else "")),
+                    ", ".join(gpus) or "host", cap(ln for e in ev for ln in e.evidence),
+                    "Drain the node; read the lines before these (`dmesg -T | grep -i amdgpu`) for the first error, "
+                    "power-cycle the node (a failed reset leaves the GPU unusable), then run `rocm-smi --showrasinfo "
+                    "all` and a stress test (rvs, or a training step) before it takes jobs; an uncorrectable error "
+                    "that returns is an RMA.", SRC_AMDGPU)]
+
+
 SRC_SXID = ("NVIDIA Fabric Manager user guide, 'NVSwitch SXid Errors' (non-fatal SXids are corrected or contained "
             "by the switch and logged; fatal SXids stop the traffic through the switch until it is reset, "
             "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/)")
@@ -798,7 +823,10 @@ SRC_OOPS = ("the Linux kernel's 'Tainted kernels' (taint D: an OOPS or BUG, http
 
 _HUNG = lazy_re(r"INFO: task (?P<comm>.+?):(?P<pid>\d+) blocked for more than (?P<s>\d+) seconds|"
                    r"\btask:(?P<comm2>\S+)\s+state:D\b")
-_TRACE_MODULE = lazy_re(r"\[(nvidia[\w-]*)\]")
+_TRACE_MODULE = lazy_re(r"\[(nvidia[\w-]*|amdgpu)\]")
+"""A GPU driver's module in a stack frame: NVIDIA's (nvidia, nvidia_uvm, nvidia_modeset...) or AMD's amdgpu."""
+_FRAME = lazy_re(r"^\s*(?:\[<[0-9a-f]+>\]\s*)?\??\s*[\w.]+\+0x[0-9a-f]+/0x[0-9a-f]+\s+\[(?P<mod>[\w-]+)\]")
+"""One frame of a kernel stack trace ("[<ffffffffc074bf28>] ? nvidia_ioctl.isra.22+0x728/0x910 [nvidia]")."""
 SRC_HUNG = ("the Linux kernel's hung task detector: a task in uninterruptible sleep (state D) longer than "
             "kernel.hung_task_timeout_secs is reported with its stack (https://docs.kernel.org/admin-guide/sysctl/"
             "kernel.html#hung-task-timeout-secs); NVIDIA GPU debug guidelines: collect nvidia-bug-report.sh when the "
@@ -830,10 +858,23 @@ def _hung_tasks(log: KernelLog) -> tuple[list[Finding], set[int]]:
                 ev.extend(r2.raw)
             mods.update(found)
     out = []
+    if not groups:  # a stack cut from its header: frames through a GPU driver, without the line that says why
+        frames = [r for r in recs if _FRAME.match(r.msg) and _TRACE_MODULE.search(r.msg)]
+        if len(frames) >= 3:
+            frame_mods = sorted({m for r in frames for m in _TRACE_MODULE.findall(r.msg)})
+            out.append(Finding("health.kernel_log", Verdict.WARN, Msg(
+                "a kernel stack trace runs through the GPU driver ({mods}, {n} frames): the kernel dumps a stack only "
+                "when something went wrong (a hung task, a soft lockup, a BUG or a warning), and the line that says "
+                "which is not in this excerpt", mods=", ".join(frame_mods), n=len(frames)), "host",
+                cap(dict.fromkeys(ln for r in frames[:6] for ln in r.raw)),
+                "Read the kernel log above the stack (`journalctl -k -b` or `dmesg -T`) for the line that starts it "
+                "(\"INFO: task ... blocked\", \"soft lockup\", \"BUG\", \"WARNING\") and any Xid before it; if a "
+                "process is stuck in the driver, collect `sudo nvidia-bug-report.sh` and reboot.", SRC_HUNG))
+            covered.update(id(r) for r in frames)
     for comm, (ev, mods) in groups.items():
         if mods:
             out.append(Finding("health.kernel_log", Verdict.FAIL, Msg(
-                "process {comm} hung in uninterruptible sleep (state D) inside the NVIDIA driver ({mods}): the driver "
+                "process {comm} hung in uninterruptible sleep (state D) inside the GPU driver ({mods}): the driver "
                 "is stuck; the process cannot be killed, and the GPU usually needs a reset or a reboot",
                 comm=comm, mods=", ".join(sorted(mods))), "host", cap(dict.fromkeys(ev)),
                 "Collect `sudo nvidia-bug-report.sh` and the whole kernel log (Xid lines before the hang say why), then "
@@ -841,7 +882,7 @@ def _hung_tasks(log: KernelLog) -> tuple[list[Finding], set[int]]:
                 "check the GPU's Xid and ECC history.", SRC_HUNG))
         else:
             out.append(Finding("health.kernel_log", Verdict.WARN, Msg(
-                "process {comm} hung in uninterruptible sleep (state D) in the kernel (not in an NVIDIA module): "
+                "process {comm} hung in uninterruptible sleep (state D) in the kernel (not in a GPU driver module): "
                 "usually storage or a network filesystem that stopped answering", comm=comm), "host",
                 cap(dict.fromkeys(ev)),
                 "Read the stack in the log for what it waits on (NFS, a disk, a lock); fix that, and reboot if the "

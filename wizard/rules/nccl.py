@@ -381,6 +381,19 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                     "or `-g <GPUs>` in one process), and check CUDA_VISIBLE_DEVICES is not the same "
                                     "for every rank.", f"{SRC_PERF}; nccl-tests README ({NCCL_TESTS_URL})"))
             return findings
+    for run in runs[:1]:  # ranks on GPUs of different models: the run, and any job across them, runs at the slower
+        models = list(dict.fromkeys(re.sub(r"\s+", " ", d.name).strip() for d in run.devices if d.name.strip()))
+        if len(models) > 1:
+            hosts = sorted({d.host for d in run.devices})
+            findings.append(Finding(
+                "multinode.allreduce" if len(hosts) > 1 else "node.nccl_tests", Verdict.WARN,
+                Msg("the ranks run on GPUs of different models ({models}): a mixed set runs every collective and "
+                    "every data-parallel step at the pace and memory of the smaller GPU", models=", ".join(models[:4])),
+                hosts[0] if len(hosts) == 1 else f"{len(hosts)} nodes ({', '.join(hosts[:4])})",
+                tuple(next(d.line for d in run.devices if re.sub(r"\s+", " ", d.name).strip() == m) for m in models[:4]),
+                "If this is meant to be one node type, find the odd GPUs (`nvidia-smi -L` on each node) and match "
+                "them; otherwise keep each model in its own pool (a Slurm partition or node label) so a job gets one "
+                "kind.", f"{SRC_PERF}; nccl-tests README, '# Rank' lines ({NCCL_TESTS_URL})"))
     if len(parts) == 1:
         return findings + _judge_run(text, exp, findings, suite=False, run=runs[0] if parts[0] == text else None,
                                      log=lg)
@@ -1001,6 +1014,18 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
             "Check that every rank is running and listening, and that the nodes reach each other on the interface NCCL "
             "uses (NCCL_SOCKET_IFNAME; 'Connection refused' is no listener or a firewall REJECT, 'No route to host' "
             "routing or a firewall): `nc -zv PEER PORT` from one node to the other.", SRC_SETUP))
+    if lg.gdr_far and not any(f.verdict is Verdict.FAIL for f in findings):
+        gpus = list(dict.fromkeys(m.group(1) for ln in lg.gdr_far
+                                  for m in [re.search(r"for GPU (\S+) / HCA (\d+) \(distance (\d+) > (\d+)\)", ln)] if m))
+        findings.append(Finding(
+            "multinode.transport", Verdict.WARN,
+            Msg("GPUDirect RDMA is off for GPU(s) {gpus}: each is farther from its HCA than NCCL_NET_GDR_LEVEL allows "
+                "('{line}'), so their traffic between nodes is staged through host memory, at a cost in bandwidth",
+                gpus=", ".join(gpus[:8]), line=_warn_text(lg.gdr_far[0])), subject, tuple(lg.gdr_far[:4]),
+            "Read `nvidia-smi topo -m`: a GPU whose path to every NIC is SYS/NODE (across the CPU interconnect) needs a NIC "
+            "under its own PCIe switch or socket for GPUDirect RDMA; NCCL_NET_GDR_LEVEL can raise the allowed distance, "
+            "but across sockets the direct path is usually slower than staging.",
+            f"{SRC_E1}; {NCCL_ENV_URL} (NCCL_NET_GDR_LEVEL: PIX, PXB, PHB, SYS)"))
     connected = lg.init_complete or [c for c in lg.channels_p2p + lg.channels_net + lg.channels_shm]
     body = [ln for ln in text.splitlines() if ln.strip()]
     first = next((i for i, ln in enumerate(body) if "Init START" in ln), None)
@@ -1300,7 +1325,20 @@ def _plugin_failure(lg: NcclLog, subject: str, ev_socket: list[str]) -> Finding:
         remedy = (Msg("Make the plugin's fabric visible where the job runs: `fi_info` (for OFI/libfabric plugins, with -p <provider>) must list the device on every node and inside the container; then rerun with NCCL_DEBUG=INFO and check the plugin initialises and NCCL does not say 'Using network Socket'."))
         src = SRC_OFI
     ev = list(dict.fromkeys(lg.plugin_named[:3] + lg.plugin_failures[:4] + ev_socket[:4]))
+    # aws-ofi-nccl's "Only EFA provider is supported": libfabric offered no EFA provider at all, which is the design
+    # on an instance type without EFA (p3, g4dn...) and a fault only where the instance has EFA; a log that says no
+    # more (no EFA provider picked, no plan NIC count) cannot tell which, as NCCL's "no RDMA device" cannot
+    no_efa_here = all(_ONLY_EFA.search(x) or "initialization failed" in x for x in lg.plugin_failures) and \
+        any(_ONLY_EFA.search(x) for x in lg.plugin_failures) and lg.ofi_provider != "efa"
+    if no_efa_here:
+        msg = Msg("the aws-ofi-nccl net plugin found no EFA provider ('Only EFA provider is supported') and did not "
+                  "load: NCCL runs without EFA, over TCP sockets between nodes. That is the design on an instance type "
+                  "without EFA; it is a fault if this instance has EFA interfaces")
+        return Finding("multinode.transport", Verdict.WARN, msg, subject, tuple(ev), remedy, f"{src}; {SRC_E1}")
     return Finding("multinode.transport", Verdict.FAIL, msg, subject, tuple(ev), remedy, f"{src}; {SRC_E1}")
+
+
+_ONLY_EFA = lazy_re(r"Only EFA provider is supported")
 
 
 _IPOIB = lazy_re(r"^ib(?:\d+|[sp]\d\w*)(?:\.\w+)?$")
@@ -1412,7 +1450,10 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any], forced: str = 
         desc = ((Msg('NCCL uses InfiniBand/RoCE (NET/IB) on {n_ib_devices} HCA port(s)', n_ib_devices=len(lg.ib_devices)) if lg.ib_devices else Msg('NCCL uses InfiniBand/RoCE (NET/IB; the HCA ports are not listed in this excerpt)')) + (f': {devs}' if devs else '') + (Msg('; network {net}', net=net) if net else '') + (Msg('; SHARP (CollNet) plugin') if sharp else '') + (Msg('; GPUDirect RDMA (GDRDMA) in use') if gdr else no_gdr))
         out: list[Finding] = []
         bonds = [d.name for d in lg.ib_devices if "bond" in d.name]
-        bad_oob = [i for i in lg.oob_ifaces + lg.bootstrap_ifaces if BAD_IFACE.match(i)]
+        # the socket list (NCCL_SOCKET_IFNAME's pick) carries bootstrap and the IB out-of-band exchange where the log
+        # names no interface of its own for them (NCCL 2.4's "OOB :" left empty): a host-local one there is the same risk
+        oob_named = lg.oob_ifaces + lg.bootstrap_ifaces
+        bad_oob = [i for i in (oob_named or lg.socket_ifaces) if BAD_IFACE.match(i)]
         if bonds:
             out.append(Finding("multinode.transport", Verdict.WARN,
                                Msg("{desc}; it uses bonded device(s) {bonds}: check this is intended", desc=desc, bonds=', '.join(bonds)), subject,
@@ -1479,7 +1520,11 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any], forced: str = 
                                SRC_HCA))
         if bad_oob:
             out.append(Finding("multinode.transport", Verdict.WARN,
-                               Msg("NCCL's bootstrap/out-of-band traffic uses {bad_oob}, a host-local interface", bad_oob=', '.join(bad_oob)), subject, tuple(lg.bootstrap[:2] + lg.ib_using[:1]),
+                               Msg("NCCL's bootstrap/out-of-band traffic uses {bad_oob}, a host-local interface", bad_oob=', '.join(bad_oob))
+                               if oob_named else
+                               Msg("NCCL's socket interface list, which carries its bootstrap and out-of-band traffic, "
+                                   "includes {bad_oob}, a host-local or overlay interface", bad_oob=', '.join(bad_oob)),
+                               subject, tuple(lg.bootstrap[:2] + lg.ib_using[:1] + ([] if oob_named else lg.socket_using[:1])),
                                "Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on.", SRC_E1))
         if not out and no_gdr:  # works, at a cost an operator should see (round 21: "GDR 0", no /GDRDMA channel)
             out.append(Finding("multinode.transport", Verdict.WARN, desc, subject,

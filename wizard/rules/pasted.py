@@ -230,6 +230,13 @@ def fabric_judge_ethtool(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return fabric.judge_ethtool(parse_ethtool(text), text, exp)
 
 
+def fabric_judge_fi_info(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.fabric import parse_fi_info
+    from wizard.rules import fabric
+
+    return fabric.judge_fi_info(parse_fi_info(text), text, exp)
+
+
 def fabric_judge_iblinkinfo(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.parsers.fabric import parse_iblinkinfo
     from wizard.rules import fabric

