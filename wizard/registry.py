@@ -485,6 +485,8 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("slurmd-log", "slurmd's log (GPU autodetection with NVML, GPU GRES records and errors; journalctl -u slurmd)",
          p_scheduler.detect_slurmd_log, scheduler_rules.judge_slurmd_log_text,
          ("journalctl -u slurmd -b", "sudo tail -n 500 /var/log/slurmd.log")),
+    Kind("nhc", "LBNL Node Health Check (nhc) output: checks run, failed checks, completion",
+         p_scheduler.detect_nhc, scheduler_rules.judge_nhc_text, ("sudo nhc -v",)),
     Kind("slurm-squeue", "squeue (jobs and why pending ones wait: a launch failure or a node down)",
          p_scheduler.detect_squeue, scheduler_rules.judge_squeue_text, ("squeue -l",)),
     # wizard/parsers/smi_kinds.py detects; wizard/rules/pasted.py judges

@@ -537,3 +537,20 @@ def test_cpupower_frequency_info_judges_the_power_profile(name, verdict, said):
                  "  current policy: frequency should be within 1.20 GHz and 3.50 GHz.\n"
                  "                  The governor \"powersave\" may decide which speed to use\n")
     assert bios_rules.judge_cpupower_text(synthetic, {})[0].verdict is Verdict.WARN
+
+
+def test_iommu_passthrough_in_its_generic_spelling_passes():
+    """Held-out round 166: a GB200 node's iommu.passthrough=1 (arm64's SMMU; kernel-parameters.txt)."""
+    from tests.probe_data import PUBLIC, text
+
+    r = explain_text(text(PUBLIC / "proc-cmdline__gb200-nvl72-64k-kernel-numa-balancing-off-iommu-passthrough.txt"))
+    f = next(f for f in r.findings if f.id == "bios.iommu")
+    assert f.verdict is Verdict.PASS and "iommu.passthrough=1" in f.message
+
+
+def test_fewer_dimms_per_socket_than_four_channels_warn_whatever_the_slot_names():
+    from tests.probe_data import PUBLIC, text
+
+    r = explain_text(text(PUBLIC / "dmidecode__lenovo-systemx-2x-e5-2689v4-4x16gb-in-24-slots-2133-partial.txt"))
+    f = next(f for f in r.findings if f.id == "bios.memory_channels")
+    assert f.verdict is Verdict.WARN and "socket 1 2 DIMM(s)" in f.message

@@ -306,3 +306,21 @@ def test_a_busy_or_unavailable_gpu_fails():
 
     r = explain_text(text(PUBLIC / "llama-bench__3x-grid-a100d-16c-vgpu-cuda-device-busy-unavailable-partial.txt"))
     assert r.verdict is Verdict.FAIL and "cudaErrorDevicesUnavailable" in r.findings[0].message
+
+
+def test_triton_and_paddle_cuda_errors_are_read():
+    """Held-out round 163: Triton's 'Triton Error [CUDA]: ...' and PaddlePaddle's 'Out of memory error on GPU 0'."""
+    from tests.probe_data import PUBLIC
+
+    t = explain_text(text(PUBLIC / "sglang-crash-log__moe-align-block-size-triton-illegal-memory-access-cuda-gdb.txt"))
+    assert t.kind == "torch-cuda" and "cudaErrorIllegalAddress" in t.findings[0].message
+    p = explain_text(text(PUBLIC / "paddle-traceback__windows-laptop-gpu0-argsort-resourceexhausted-out-of-memory.txt"))
+    assert p.verdict is Verdict.WARN and "out of memory" in p.findings[0].message
+
+
+def test_a_grep_of_lsmod_for_another_module_does_not_say_nvidia_is_missing():
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "lsmod-grep__gds-nvme-core-mlx-compat-nvidia-fs-peermem-loaded.txt"))
+    assert r.verdict is Verdict.PASS
+    assert any(f.verdict is Verdict.SKIP and "grep 'nvme_core'" in f.message for f in r.findings)

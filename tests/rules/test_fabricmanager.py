@@ -73,3 +73,13 @@ def test_imex_ctl_passes_a_connected_domain_and_fails_a_lost_connection():
     broken = "\n".join(lines).replace("Domain State: UP", "Domain State: DEGRADED")
     b = explain_text(broken, "synthetic_imex")
     assert b.verdict is Verdict.FAIL and "3->17 D" in b.findings[0].message and "DEGRADED" in b.findings[0].message
+
+
+def test_one_fabric_manager_record_pasted_alone_is_read_and_an_abort_fails():
+    """Held-out round 160: single Fabric Manager lines (one without its [tid N]) are its log, not a kernel log; the
+    NVSwitch-count mismatch that aborts Fabric Manager leaves the fabric unset: fail."""
+    for name, verdict in (("fabricmanager-log__nvswitch-fatal-error-20034-physical-id-3-port-33.txt", Verdict.FAIL),
+                          ("fabricmanager-log__nvswitch-count-mismatch-aborting-fabric-manager.txt", Verdict.FAIL),
+                          ("fabricmanager-log__multicast-team-setup-failed-to-find-gpu-handle.txt", Verdict.FAIL)):
+        r = explain_text(text(PUBLIC / name))
+        assert r.kind == "fabricmanager-log" and r.verdict is verdict, (name, r.kind, r.verdict)

@@ -328,3 +328,10 @@ def test_a_gpu_missing_bar0_and_bar1_fails_and_sriov_vf_bars_are_not_its_own() -
     assert "BAR(s) 0, 1 missing (lspci lists only BAR(s) 3)" in bar[0].message
     facts = parse_lspci(text(PUBLIC / "lspci-vv__l20-gen4-x16-ok-bar0-bar1-missing-only-bar3-vfio-pci.txt"))
     assert [r.index for r in facts.gpus[0].regions] == [3]  # not the VF BARs 0, 1, 3 of the SR-IOV capability
+
+
+def test_a_grace_superchip_gpu_behind_a_slower_pcie_host_side_passes():
+    """Held-out round 159: 4x GB300, PCIe Gen6 GPUs on a Gen4 host side: their host path is NVLink-C2C."""
+    r = explain_text(text(PUBLIC / "nvidia-smi-q-x__4xgb300-idle-healthy-no-remaps.txt"))
+    speeds = [f for f in r.findings if f.id == "health.pcie_speed"]
+    assert speeds and all(f.verdict is Verdict.PASS for f in speeds) and "NVLink-C2C" in speeds[0].message

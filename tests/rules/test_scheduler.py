@@ -126,3 +126,20 @@ def test_squeue_pending_reason_that_points_at_a_node_warns():
              "               100       gpu    train      bob  R    1:02:03      2 node[01-02]\n")
     p = explain_text(plain)
     assert p.kind == "slurm-squeue" and p.verdict is Verdict.PASS and "1 running" in p.findings[0].message
+
+
+def test_nhc_output_judged_by_its_checks():
+    ok = explain_text(text(PUBLIC / "nhc-log__lbnl-nhc-readme-all-checks-completed-successfully.txt"))
+    assert ok.kind == "nhc" and ok.verdict is Verdict.PASS and "7 check(s)" in ok.findings[0].message
+    bad = explain_text(text(PUBLIC / "nhc-log__lbnl-nhc-readme-cpu-core-count-2-vs-expected-8.txt"))
+    assert bad.verdict is Verdict.FAIL and "core count (2)" in bad.findings[0].message
+    snap = explain_text(text(PUBLIC / "nhc__azure-hpc-vm-check-fs-used-snap-squashfs-100pct-false-positive.txt"))
+    assert snap.verdict is Verdict.WARN and "/snap/core20/1822" in snap.findings[0].message
+
+
+def test_a_planned_drain_and_a_reboot_under_way_are_away_for_now():
+    """Held-out round 165: a drain whose reason says maintenance, and DOWN+REBOOT_ISSUED after `scontrol reboot`."""
+    m = explain_text(text(PUBLIC / "scontrol-show-nodes-o__cpu-nodes-drained-planned-maintenance-reservation.txt"))
+    assert m.verdict is Verdict.WARN and "planned_maintenance" in m.findings[0].message
+    rb = explain_text(text(PUBLIC / "scontrol-show-nodes__parallelcluster-t2-medium-down-cloud-reboot-issued-partial.txt"))
+    assert rb.verdict is Verdict.WARN and "REBOOT_ISSUED" in rb.findings[0].message

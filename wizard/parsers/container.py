@@ -341,7 +341,7 @@ def parse_device_plugin_log(text: str) -> DevicePluginLog:
         m = _DP_REGISTERED.search(s)
         st = _DP_STRATEGY.search(s)
         if st and not d.strategy[0]:
-            object.__setattr__(d, "strategy", (st.group(1), s))
+            _set(d, "strategy", (st.group(1), s))
         if m:
             d.registered.append((m.group(1), s))
         elif _DP_NO_DEVICES.search(s):

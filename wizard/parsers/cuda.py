@@ -210,8 +210,9 @@ _CODED = (
     lazy_re(r"CUDA error:?\s*(\d+)\s*[:(]?\s*([^)]*)\)?", re.I),
 )
 _TEXT_ONLY = lazy_re(r"CUDA error(?: \([^)]*\))?: (.*?)\s*$|CUDA initialization: (.*?)(?:\s*\(Triggered internally.*)?$"
-                        r"|\(error code ([^)]+)\)|\bCUDA (?:failure|error) [\w/.+-]+:\d+ '([^']+)'", re.I)
-"""The text cudaGetErrorString printed; the CUDA samples print it as "Failed to allocate device vector A (error code
+                        r"|\(error code ([^)]+)\)|\bCUDA (?:failure|error) [\w/.+-]+:\d+ '([^']+)'"
+                        r"|Triton Error \[CUDA\]: (.*?)\s*$", re.I)
+"""The text cudaGetErrorString printed (Triton's "Triton Error [CUDA]: an illegal memory access was encountered" too); the CUDA samples print it as "Failed to allocate device vector A (error code
 system not yet initialized)!" (vectorAdd), nccl-tests as "Test CUDA failure common.cu:1030 'system not yet initialized'",
 vLLM's custom all-reduce as "Failed: Cuda error /path/custom_all_reduce.cuh:307 'peer access is not supported between
 these two devices'"."""
@@ -230,7 +231,7 @@ def resolve_cuda_error(line: str) -> tuple[int | None, CudaErrorInfo | None]:
         return None, cuda_error_lookup(None, "", nm.group(1))
     m = _TEXT_ONLY.search(line)
     if m:
-        return None, cuda_error_lookup(None, m.group(1) or m.group(2) or m.group(3) or m.group(4) or "")
+        return None, cuda_error_lookup(None, m.group(1) or m.group(2) or m.group(3) or m.group(4) or m.group(5) or "")
     return None, None
 
 
@@ -268,11 +269,11 @@ _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                                    r"(sm_\d+) is not compatible with the current PyTorch installation", re.I)),
     ("cudnn_mismatch", lazy_re(r"cuDNN version incompatibility: PyTorch was compiled\s+against \(([\d, ]+)\) but found "
                                   r"runtime version \(([\d, ]+)\)", re.I)),
-    ("oom", lazy_re(r"CUDA out of memory|\bOutOfMemoryError\b", re.I)),
+    ("oom", lazy_re(r"CUDA out of memory|\bOutOfMemoryError\b|Out of memory error on GPU \d+", re.I)),
     ("ext_mismatch", lazy_re(r"The detected CUDA version \(([\d.]+)\) mismatches the version that was used to compile "
                                 r"PyTorch|Cuda extensions are being compiled with a version of Cuda that does not match",
                                 re.I)),
-    ("other_cuda", lazy_re(r"CUDA error: .*|cuda runtime error \(\d+\)|CUDA initialization: .*|THCudaCheck FAIL .*error\s*=|"
+    ("other_cuda", lazy_re(r"CUDA error: .*|Triton Error \[CUDA\]: .*|cuda runtime error \(\d+\)|CUDA initialization: .*|THCudaCheck FAIL .*error\s*=|"
                               r"Unexpected error from cudaGetDeviceCount|\bCUDA_ERROR_[A-Z_]+\b|"
                               r"CUDA error at \S+ code=\d+|\(error code [^)]+\)|"
                               r"CUDA error \d{1,4} \[[^\]\n]+\]: .*|\bcudaError[A-Z]\w+: .*|" + _KERNEL_ASSERT_TEXT,
@@ -579,7 +580,8 @@ _TORCH_MARKERS = (
     "uncorrectable ECC error encountered", "No module named 'torch'", "Found no NVIDIA driver on your system",
     "CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "is not compatible with the current PyTorch installation",
     "Is CUDA available:", "Is CUDA available (PyTorch):", "Is CUDA available  ", "CUDA used to build PyTorch", "CUDA out of memory", "cudaGetDeviceCount", "cuda runtime error (",
-    "CUDA error: ", "CUDA initialization: ", "CUDA_ERROR_", "OutOfMemoryError",
+    "CUDA error: ", "CUDA initialization: ", "CUDA_ERROR_", "OutOfMemoryError", "Triton Error [CUDA]: ",
+    "Out of memory error on GPU ",  # PaddlePaddle's ResourceExhaustedError
     "ProcessGroupNCCL is only supported with GPUs",
     "device='cuda", "<torch.cuda.device object", "mismatches the version that was used to compile PyTorch",
     "Cuda extensions are being compiled with a version of Cuda", "cuDNN version incompatibility",

@@ -504,3 +504,45 @@ def detect_squeue(text: str) -> float:
     """0.95 for ``squeue`` output: its header and at least one job row."""
     head = text[:50_000]
     return 0.95 if _SQ_HEADER.search(head) and parse_squeue(head) else 0.0
+
+
+# ------------------------------------------------------------------ LBNL Node Health Check (nhc)
+
+
+_NHC_MARK = lazy_re(r"Node Health Check (?:starting|completed successfully)|^Running check:\s+\"|\bnhc:\s+Health check failed:|"
+                    r"^(?:ERROR:\s+nhc:\s+)?Health check failed:\s", re.M)
+_NHC_FAILED = lazy_re(r"Health check failed:\s+(?:(?P<check>check_\w+):\s+)?(?P<msg>.+?)\s*$")
+_NHC_DONE = lazy_re(r"Node Health Check completed successfully(?: \((?P<s>[\d.]+)s\))?")
+
+
+@dataclass(frozen=True)
+class NhcRun:
+    """What LBNL NHC (Node Health Check, https://github.com/mej/nhc) printed: the checks it ran (``Running check:``
+    lines, with -v), each failure (check name where NHC names it, message, line) and whether it completed
+    successfully (its last line)."""
+
+    checks: tuple[str, ...]
+    failures: tuple[tuple[str, str, str], ...]
+    completed: str
+
+
+def parse_nhc(text: str) -> NhcRun:
+    """:class:`NhcRun` of ``text``; never raises."""
+    checks: list[str] = []
+    fails: dict[tuple[str, str], str] = {}
+    done = ""
+    for raw in text.splitlines()[:100_000]:
+        s = raw.strip()
+        if s.startswith("Running check:"):
+            checks.append(s.split(":", 1)[1].strip().strip('"'))
+        elif m := _NHC_FAILED.search(s):
+            fails.setdefault((m.group("check") or "", m.group("msg")), s)
+        elif _NHC_DONE.search(s):
+            done = s
+    return NhcRun(tuple(checks), tuple((c, msg, ln) for (c, msg), ln in fails.items()), done)
+
+
+def detect_nhc(text: str) -> float:
+    """0.93 for NHC's own lines (start, checks run, a failed check, completion)."""
+    return 0.93 if len(_NHC_MARK.findall(text[:100_000])) >= 1 and (
+        "Node Health Check" in text[:100_000] or "Health check failed:" in text[:100_000]) else 0.0

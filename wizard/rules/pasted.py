@@ -175,6 +175,14 @@ def host_kinds_judge_modules(text: str, exp: Mapping[str, Any]) -> list[Finding]
     from wizard.parsers.host import parse_modules
     from wizard.rules.fabric_node import judge_module_list
 
+    typed = exp.get("command") if isinstance(exp.get("command"), str) else ""
+    g = re.search(r"\blsmod\b.*\|\s*(?:e?grep|rg)\s+(?:-\w+\s+)*['\"]?([^'\"|]+?)['\"]?\s*$", typed or "")
+    if g and not re.search(r"nvidia|nouveau", g.group(1), re.I) and "nvidia" not in text:
+        # `lsmod | grep nvme_core`: a filtered list cannot say the nvidia module is missing (held-out round 163)
+        return [Finding("driver.loaded", Verdict.SKIP,
+                        Msg("lsmod filtered by grep '{pattern}': it cannot show whether the nvidia module is loaded",
+                            pattern=g.group(1).strip()), "host", (typed.strip(),), "", gc.SRC_A2)] + \
+            judge_module_list(parse_modules(text)[0], src)
     return gc.nouveau(out, exp) + gc.driver(out, exp) + judge_module_list(parse_modules(text)[0], src)
 
 

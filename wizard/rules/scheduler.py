@@ -41,12 +41,18 @@ _DRAIN = frozenset({"DRAIN", "DRAINED", "DRAINING"})
 _REBOOT = frozenset({"REBOOT_REQUESTED", "REBOOT_ISSUED"})
 
 
+_PLANNED = re.compile(r"maint|planned|upgrad|scheduled", re.I)
+"""A drain reason an administrator writes for planned work ("planned_maintenance", "kernel upgrade"), not a fault."""
+
+
 def category(words: frozenset[str]) -> str:
     """``"away"`` (:data:`UNUSABLE`), ``"later"`` (:data:`LATER`, or drained for a reboot asked for with
     ``scontrol reboot``, sinfo's ``drng@``, which returns by itself once rebooted, or drained inside a maintenance
     reservation, ``drained$``) or ``"ok"``."""
     if words & _DRAIN and words & (_REBOOT | {"MAINT"}) and not (words & UNUSABLE - _DRAIN):
         return "later"  # drained for a reboot asked for, or inside a maintenance reservation: an admin's plan
+    if "REBOOT_ISSUED" in words and not (words & UNUSABLE - _DRAIN - {"DOWN"}):
+        return "later"  # `scontrol reboot` under way: DOWN until slurmd registers again (held-out round 165)
     if words & UNUSABLE:
         return "away"
     return "later" if words & LATER else "ok"
@@ -154,6 +160,8 @@ def _judge_nodes(nodes: list[NodeState], fine_msg: str) -> list[Finding]:
         words = n.words
         why = Msg(" (reason: {reason})", reason=n.reason) if n.reason else Msg(" (no reason given)")
         cat = category(words)
+        if cat == "away" and words & _DRAIN and not (words & UNUSABLE - _DRAIN) and _PLANNED.search(n.reason or ""):
+            cat = "later"  # an administrator drained it for planned work, and said so (held-out round 165)
         if cat == "away":
             known = known_reason(n.reason)
             msg = Msg("Slurm has node {node} in state {state}{why}: it takes no jobs", node=n.name, state=n.state,
@@ -358,3 +366,47 @@ def judge_squeue_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return [Finding(SLURM_ID, Verdict.PASS,
                     Msg("{n} job(s) listed, {r} running; no pending reason points at a node", n=len(jobs), r=running),
                     "host", tuple(j.line for j in jobs[:3]), "", SRC_SQUEUE)]
+
+
+# ------------------------------------------------------------------ LBNL Node Health Check
+
+
+SRC_NHC = ("LBNL Node Health Check (NHC) README: each check that fails prints 'Health check failed: ...' and NHC marks "
+           "the node offline in the resource manager; 'Node Health Check completed successfully' when all passed "
+           "(https://github.com/mej/nhc); check_fs_used compares a filesystem's use against its threshold")
+_RO_IMAGE = re.compile(r"^/snap/|squashfs|/loop\d", re.I)
+"""A read-only image mount (a snap's squashfs): always 100 % used by its nature (snapd mounts each snap as a
+squashfs image, https://snapcraft.io/docs/snap-format), so a use check on it reports a full disk that is not one."""
+
+
+def judge_nhc_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """LBNL NHC output -> :data:`SLURM_ID`: a failed check fails (NHC takes the node out of the scheduler), naming it;
+    a check_fs_used failure only on read-only images (snaps) warns as a false positive to exclude; a run that
+    completed successfully passes; else unknown."""
+    from wizard.parsers.scheduler import parse_nhc
+
+    run = parse_nhc(text)
+    if run.failures:
+        real = [f for f in run.failures if not (f[0] == "check_fs_used" and _RO_IMAGE.search(f[1]))]
+        if not real:
+            return [Finding(SLURM_ID, Verdict.WARN,
+                            Msg("NHC's check_fs_used fails only on read-only images ({mounts}): a snap's squashfs is "
+                                "always 100% used, so NHC takes a healthy node out of service",
+                                mounts=", ".join(dict.fromkeys(f[1].split()[0] for f in run.failures))),
+                            "host", tuple(f[2] for f in run.failures[:4]),
+                            "Exclude those mounts from the check in nhc.conf (check_fs_used on named filesystems, or "
+                            "skip squashfs/loop mounts), then run `nhc` again and resume the node.", SRC_NHC)]
+        first = real[0]
+        return [Finding(SLURM_ID, Verdict.FAIL,
+                        Msg("NHC failed {n} check(s){check}: '{msg}': NHC takes the node out of the scheduler",
+                            n=len(real), check=f" ({first[0]})" if first[0] else "", msg=first[1][:200]),
+                        "host", tuple(f[2] for f in real[:4]),
+                        "Fix what the check names on the node (its hardware, a daemon, a mount), run `nhc` again until "
+                        "it completes successfully, then resume the node in the scheduler.", SRC_NHC)]
+    if run.completed:
+        return [Finding(SLURM_ID, Verdict.PASS,
+                        Msg("NHC completed successfully ({n} check(s) shown run)", n=len(run.checks)), "host",
+                        (run.completed,) + tuple(f'Running check: "{c}"' for c in run.checks[:3]), "", SRC_NHC)]
+    return [Finding(SLURM_ID, Verdict.UNKNOWN, N_("NHC output without a failure or its completion line"), "host",
+                    tuple(ln for ln in text.splitlines()[:4] if ln.strip()),
+                    N_("Run `nhc -v` (or `nhc -d`) and paste it to its last line."), SRC_NHC)]
