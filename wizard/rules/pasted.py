@@ -175,8 +175,9 @@ def host_kinds_judge_modules(text: str, exp: Mapping[str, Any]) -> list[Finding]
     from wizard.parsers.host import parse_modules
     from wizard.rules.fabric_node import judge_module_list
 
-    typed = exp.get("command") if isinstance(exp.get("command"), str) else ""
-    g = re.search(r"\blsmod\b.*\|\s*(?:e?grep|rg)\s+(?:-\w+\s+)*['\"]?([^'\"|]+?)['\"]?\s*$", typed or "")
+    cmd = exp.get("command")
+    typed: str = cmd if isinstance(cmd, str) else ""
+    g = re.search(r"\blsmod\b.*\|\s*(?:e?grep|rg)\s+(?:-\w+\s+)*['\"]?([^'\"|]+?)['\"]?\s*$", typed)
     if g and not re.search(r"nvidia|nouveau", g.group(1), re.I) and "nvidia" not in text:
         # `lsmod | grep nvme_core`: a filtered list cannot say the nvidia module is missing (held-out round 163)
         return [Finding("driver.loaded", Verdict.SKIP,
