@@ -323,3 +323,15 @@ def test_hwlocs_pass_enable_advice_is_not_a_pass_line():
     e = explain_text(text(PUBLIC / "nccl-debug-info__2node-h100nvl-a100-socket-podnet1-connect-timed-out-retrying.txt"))
     assert not any(f.id == "explain.program_said" and f.verdict is Verdict.PASS for f in e.findings)
     assert explain_text("PASS\n").verdict is not Verdict.FAIL
+
+
+def test_a_full_filesystem_and_nccl_result_codes_in_other_programs_fail():
+    """Held-out round 172: Python's 'OSError: [Errno 28] No space left on device', and CuPy's NcclError
+    'NCCL_ERROR_REMOTE_ERROR: remote process exited or there was a network error' (issue 10, class 3)."""
+    from tests.probe_data import PUBLIC, text
+
+    full = explain_text(text(PUBLIC / "pytorch-traceback__oserror-errno-28-no-space-left-on-device-during-save.txt"))
+    assert full.verdict is Verdict.FAIL and "is full" in full.findings[0].message
+    nccl = explain_text(text(PUBLIC / "jax-trainer-log__8xh100-cupy-nccl-groupend-nccl-error-remote-error-partial.txt"))
+    f = next(f for f in nccl.findings if f.verdict is Verdict.FAIL)
+    assert "NCCL_ERROR_REMOTE_ERROR" in f.message

@@ -68,6 +68,11 @@ _FAIL = lazy_re(
     # a test's name, a dotted leader, then its verdict ("Memory GPU6 ........ FAIL", DCGM's nvvs; held-out round 66)
     r"|^\s*\S.{0,80}?\s\.{4,}\s*FAIL(?:ED|URE)?\s*$"
     r"|\b(?:Status|Result|Verdict)\s*[=:]\s*(?:[\w-]+\s+)?(?:FAIL(?:ED|URE)?|Failed)\s*$")
+_NCCL_RESULT = lazy_re(r"\bNCCL_ERROR_(?:REMOTE|SYSTEM|INTERNAL|UNHANDLED_CUDA)_ERROR\b|\bnccl(?:Remote|System|Internal|"
+                       r"UnhandledCuda)Error\b|remote process exited or there was a network error")
+"""NCCL's failure results as other programs print them (CuPy's NcclError, JAX/XLA, TensorFlow), not its own WARN lines."""
+_ENOSPC = lazy_re(r"\[Errno 28\] No space left on device|\bNo space left on device\b|\bENOSPC\b")
+"""errno 28: the filesystem (or its inodes, or the user's quota) is full."""
 _CRASH = lazy_re(r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b")
 _NO_DEVICES = lazy_re(r"\bno (?:cuda[- ]capable |nvidia |gpu )?devices? (?:were |was )?(?:found|detected)\b", re.I)
 _EXC = lazy_re(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::\s*(.*))?$")
@@ -83,7 +88,8 @@ _PASS = lazy_re(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count
                    r"(?-i:^\s*PASS\b)(?!\s+--)", re.I)  # a line-leading PASS in capitals, not "Pass --enable-... to
 # configure" (hwloc's build advice at the top of an nccl-tests run: held-out r96)
 # words that carry no failure although they contain one of the markers above
-_BENIGN = lazy_re(r"\b0 (?:errors?|failed)\b|\bno errors?\b|\bfailed:? 0\b|\berrors?:? 0\b", re.I)
+_BENIGN = lazy_re(r"\b0 (?:errors?|failed)\b|\bno errors?\b|\bfailed:? 0\b|\berrors?:? 0\b|"
+                  r"WARNING -- The above is only a rough guideline", re.I)  # STREAM prints that on every run
 
 
 # ------------------------------------------------------------------ the CUDA driver chain is not reachable
@@ -619,6 +625,25 @@ def judge(text: str) -> list[Finding]:
             msg = Msg("the program reports a failure: {quote}{tail}", quote=_quote(hits), tail=tail)
             remedy = (Msg("Read the program's output around the failed line; rerun it with more detail, and give bringup the machine's side (nvidia-smi -q, dmesg, dcgmi diag) to judge the hardware."))
         return [Finding("explain.program_said", Verdict.FAIL, msg, "input", tuple(hits[:5]), remedy, SRC)]
+    nccl = _hits(lines, _NCCL_RESULT)
+    if nccl:  # NCCL's own result code in another program's error (CuPy, JAX, TensorFlow): the communicator failed
+        return [Finding("explain.program_said", Verdict.FAIL,
+                        Msg("the program's NCCL call failed: {quote}: the communicator between the ranks broke (a rank "
+                            "died, or the network between them failed)", quote=_quote(nccl)), "input", tuple(nccl[:5]),
+                        "Read the other ranks' logs for the first failure (a crashed rank, an Xid in its node's dmesg), "
+                        "then rerun with NCCL_DEBUG=INFO and give bringup that log: its WARN lines name the failed "
+                        "connection or device.",
+                        "NCCL API, ncclResult_t: ncclRemoteError 'remote process exited or there was a network error', "
+                        "ncclSystemError, ncclInternalError, ncclUnhandledCudaError (https://docs.nvidia.com/deeplearning/"
+                        "nccl/user-guide/docs/api/types.html)")]
+    full = _hits(lines, _ENOSPC)
+    if full:  # the machine's side of a program error: the filesystem it writes to is full (held-out round 172)
+        return [Finding("explain.program_said", Verdict.FAIL,
+                        Msg("the program could not write: {quote}: the filesystem it writes to (its checkpoint or output "
+                            "directory, /tmp, or a quota) is full", quote=_quote(full)), "input", tuple(full[:5]),
+                        "Find the full filesystem (`df -h` on the path the job writes, `df -i` for inodes, `quota -s`), "
+                        "free space or point the job at a volume with room; checkpoint saves fail until then.",
+                        "errno(3): ENOSPC 'No space left on device' (https://man7.org/linux/man-pages/man3/errno.3.html)")]
     crash = _traceback_error(lines) + _hits(lines, _CRASH)
     if crash:
         # a traceback or a crash is the program's own failure; whether the machine caused it, these lines do not say
