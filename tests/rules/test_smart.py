@@ -143,3 +143,10 @@ def test_sas_error_counter_log_with_thousands_of_uncorrected_errors_fails():
     assert r.kind is not None and r.verdict is Verdict.FAIL and "read 5580" in r.findings[0].message
     ok = explain_text(text(PUBLIC / "smartctl-a__sas-hdd-2008-health-ok-0-uncorrected-496-non-medium-partial.txt"))
     assert ok.kind is not None and ok.verdict is Verdict.PASS
+
+
+def test_a_passed_self_assessment_without_the_smart_data_is_unknown():
+    """Held-out round 175: 'Read SMART Data failed: SAT command failed' beside a PASSED self-assessment: wear and
+    sector counts were not read, so the drive is not passed."""
+    r = explain_text(text(PUBLIC / "smartctl__ironwolf-pro-14tb-read-smart-data-failed-old-smartctl.txt"))
+    assert r.verdict is Verdict.UNKNOWN and "could not read the SMART data" in r.findings[0].message

