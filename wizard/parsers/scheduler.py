@@ -544,5 +544,5 @@ def parse_nhc(text: str) -> NhcRun:
 
 def detect_nhc(text: str) -> float:
     """0.93 for NHC's own lines (start, checks run, a failed check, completion)."""
-    return 0.93 if len(_NHC_MARK.findall(text[:100_000])) >= 1 and (
-        "Node Health Check" in text[:100_000] or "Health check failed:" in text[:100_000]) else 0.0
+    head = text[:100_000]
+    return 0.93 if _NHC_MARK.search(head) and ("Node Health Check" in head or "Health check failed:" in head) else 0.0

@@ -594,7 +594,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
     elif chain is not None:
         findings.append(Finding("driver.torch_cuda", chain[0], Msg("{who}: {a1}", who=who, a1=chain[1]), "host", ev,
                                 "" if chain[0] is Verdict.PASS else REMEDY_UPGRADE, f"{chain[2]}; {SRC_TORCH}"))
-    whole = [g for g in t.gpus if g not in t.mig and not _MIG_LISTED.match(g)]
+    whole = [g for g in t.gpus if g not in t.mig]
     if t.mig and whole:  # collect_env's GPU list: MIG instances under some GPUs, whole GPUs beside them
         from wizard.rules.smi import mixed_mig
         findings.append(mixed_mig([g.split(":")[0] for g in t.mig], len(whole),
@@ -635,9 +635,6 @@ SRC_VGPU = ("NVIDIA Virtual GPU Software User Guide, Virtual GPU Types "
 
 TORCH_WORDS = lazy_re(r"\btorch\b|pytorch|\bTHC\w*|\bc10::|\bTORCH_\w+|ProcessGroupNCCL", re.I)
 """Words that show a text is PyTorch's (else the torch-cuda kind's findings name "the program")."""
-
-_MIG_LISTED = re.compile(r"^MIG\b")
-
 
 FAIL_CLASSES = frozenset({"fabric", "driver", "env", "arch", "hardware", "busy"})
 """Classes of ``assets/cuda_errors.csv`` that mean the machine (driver, Fabric Manager, environment, GPU) cannot run

@@ -104,11 +104,16 @@ FABRIC_GBIT_PER_GPU = (200.0, 400.0)
 reference architectures (:data:`SRC_FABRIC_RA`), 200 on the HDR/200 GbE builds of the A100 generation."""
 
 
+def grace_superchip(name: str) -> bool:
+    """``name`` is a GPU of NVIDIA's Grace superchips (GH200, GB200, GB300): joined to the Grace CPU by NVLink-C2C."""
+    return bool(name) and bool(re.search(r"\bG[BH][123]00\b", name, re.I))
+
+
 def fabric_class_gpu(name: str) -> bool:
     """``name`` (a GPU name as nccl-tests, perftest or NVML print it) is a GPU whose nodes are built with an RDMA compute
     fabric of :data:`FABRIC_GBIT_PER_GPU` per GPU: an SXM GPU of the NVSwitch generations (:func:`sxm_nvswitch_class`)
-    or a Grace superchip (GH200, GB200, GB300)."""
-    return bool(name) and (bool(re.search(r"\bG[BH][123]00\b", name, re.I)) or sxm_nvswitch_class(name))
+    or a Grace superchip (:func:`grace_superchip`)."""
+    return grace_superchip(name) or sxm_nvswitch_class(name)
 
 
 def sxm_count_doubt(seen: int, models: Any) -> Msg | None:

@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from wizard.common import gpu_subject, human_bytes, lazy_re
+from wizard.common import gpu_subject, human_bytes
 from wizard.facts import facts_of
 from wizard.model import Finding, Measure, Verdict, measure, tightest
 from wizard.parsers.gpu import parse_pci
@@ -46,6 +46,7 @@ from wizard.rules.gpu_presence import (
     _virtualised,
     _who,
     _whole,
+    grace_superchip,
     lspci_gpus,
 )
 from wizard.rules.smi import _ev as _doc_ev
@@ -804,8 +805,6 @@ def _doc_load(g: GpuFacts, plan: Mapping[str, Any]) -> tuple[str, list[str]]:
     return ("load" if _under_load(plan) else state), lines
 
 
-_GRACE_ATTACHED = lazy_re(r"\b(?:GH200|GB200|GB300)\b")
-"""GPUs of NVIDIA's Grace superchips (Grace Hopper, Grace Blackwell): joined to the Grace CPU by NVLink-C2C."""
 SRC_C2C = ("NVIDIA Grace Hopper / Grace Blackwell superchip architecture: the GPU and the Grace CPU are joined by "
            "NVLink-C2C, 900 GB/s (https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/, "
            "https://www.nvidia.com/en-us/data-center/gb200-nvl72/)")
@@ -823,7 +822,7 @@ def _doc_speed(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         dev_max, host_max = g.num("pcie.link.gen.gpumax"), g.num("pcie.link.gen.hostmax")
         lines = g.lines("pcie.link.gen.current", "pcie.link.gen.gpucurrent", "pcie.link.gen.max",
                         "pcie.link.gen.gpumax", "pcie.link.gen.hostmax")
-        if dev_max is not None and host_max is not None and host_max < dev_max and _GRACE_ATTACHED.search(g.name or ""):
+        if dev_max is not None and host_max is not None and host_max < dev_max and grace_superchip(g.name or ""):
             # a Grace superchip's GPU moves its host data over NVLink-C2C, not PCIe (held-out round 159: 4x GB300)
             out.append(Finding("health.pcie_speed", Verdict.PASS,
                                Msg("{subject}: the host side of its PCIe link offers Gen{fmt2} of the GPU's Gen{fmt}; on a "
