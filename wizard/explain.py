@@ -321,6 +321,11 @@ _IMAGE_PULL = lazy_re(
 """A container engine pulling an image (docker's "Pull complete" lines, podman's "Copying blob") before the command
 it runs prints anything: a part made only of these is not an output, and is left out."""
 
+_LAUNCHER_SAID = lazy_re(r"\s*(?:salloc|srun|sbatch|pyxis):\s.*")
+"""A Slurm launcher's own status lines (``salloc: Granted job allocation 6``, ``srun: job 12 queued``, pyxis's
+``pyxis: importing docker image``): between the outputs of the commands run in an allocation, not an output; a part
+made only of these is left out (held-out round 183)."""
+
 COMMANDS_SEEN: dict[int, str] = {}
 """During one split: line number after a prompt -> the command typed at it."""
 PROMPT_OF: dict[int, int] = {}
@@ -399,7 +404,15 @@ _PY_ONE_LINER = lazy_re(r"^python[\d.]*\s+-c\s")
 def _splits(line: str) -> bool:
     """A prompt line starts a new part, except a ``python -c "..."`` one-liner: its print() calls are answered by
     the lines after it, so the line stays with its output (several one-liners are one torch report)."""
-    return bool(PROMPT_RE.match(line)) and not _PY_ONE_LINER.match(command_of(line))
+    return (bool(PROMPT_RE.match(line)) and not _PY_ONE_LINER.match(command_of(line))) or bool(_HOST_BANNER.match(line))
+
+
+_HOST_BANNER = lazy_re(r"^\s*(?:={3,}|-{3,}|#{3,}|\*{3,})\s*(?:[Hh]ost:?\s*)?"
+                       r"(?=[\w.@:-]*\d)[A-Za-z0-9][\w.@:-]{0,62}\s*(?:={3,}|-{3,}|#{3,}|\*{3,})\s*$")
+"""A banner a loop over hosts prints before each one's output (``=== gpu-worker-1 ===``, ``--- node03 ---``; not
+head/tail's ``==> file <==``, whose files are often one report): like a prompt, each output after it is its own
+part (held-out round 185: a fleet sweep of nvidia-smi). The name must hold a digit, as node names do; a script's
+section titles (``=== GPU ===``, ``=== nvidia-smi ===``, ``=== Clock Speeds ===``) are not banners."""
 
 
 def split_parts(text: str) -> list[tuple[int, list[str]]]:
@@ -423,7 +436,7 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
         chunks.append((start, cur))
     COMMANDS_SEEN.clear()
     PROMPT_OF.clear()
-    typed = {i + 1: command_of(ln) for i, ln in enumerate(lines) if _splits(ln)}
+    typed = {i + 1: command_of(ln) for i, ln in enumerate(lines) if _splits(ln) and not _HOST_BANNER.match(ln)}
     pieces: list[tuple[int, list[str]]] = []
     for first, chunk in chunks:
         for piece in _split_at_markers(first, chunk):
@@ -658,6 +671,8 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
         if k is None:
             if len(pieces) > 1 and all(_IMAGE_PULL.match(ln) for ln in lines if ln.strip()):
                 continue  # `docker run` pulling its image before the command's output (round 20): not an output
+            if len(pieces) > 1 and all(_LAUNCHER_SAID.fullmatch(ln) for ln in lines if ln.strip()):
+                continue  # salloc/srun's status lines between the commands run in the allocation
             said = program_said(body)
             if len(pieces) > 1 and sum(1 for ln in lines if ln.strip()) < 3 and not any(
                     f.verdict is Verdict.FAIL for f in said):

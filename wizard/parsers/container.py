@@ -40,6 +40,8 @@ _DOCKER_NO_RUNTIME = lazy_re(r"could not select device driver \"[^\"]*\" with ca
 _NO_INJECT = lazy_re(r"exec: \\?\"nvidia-smi\\?\": executable file not found in \$PATH")
 """Docker/runc starting ``nvidia-smi`` in a container that got no GPUs: the NVIDIA runtime's hook mounts the driver's
 tools and libraries into a container it gives GPUs to, and an image does not carry nvidia-smi itself."""
+_NO_DEVICES = lazy_re(r"failed to detect NVIDIA devices")
+"""libnvidia-container's warning (nvc.c) when it finds no NVIDIA device node: it then lists no GPU."""
 _GLOG = lazy_re(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]")
 
 
@@ -101,7 +103,9 @@ def parse_container_cli(text: str) -> ContainerCli:
         if e:
             r.errors.append(((e.group(1) or "").strip(), e.group(2).strip(), s))
             continue
-        if _DOCKER_NO_RUNTIME.search(s):
+        if _GLOG.match(s) and _NO_DEVICES.search(s):  # its debug log's warning: no /dev/nvidia* device found
+            r.errors.append(("", _NO_DEVICES.pattern, s))
+        elif _DOCKER_NO_RUNTIME.search(s):
             r.errors.append(("runtime", s, s))
         elif _NO_INJECT.search(s):
             r.errors.append(("not_injected", s, s))
@@ -115,7 +119,7 @@ def detect_container_cli(text: str) -> float:
     'exec: "nvidia-smi": executable file not found' (a container given no GPUs) and for info's device blocks without
     the NVRM line above them."""
     if ("nvidia-container-cli" not in text and "Device Index:" not in text and not _DOCKER_NO_RUNTIME.search(text)
-            and not _NO_INJECT.search(text)):
+            and not _NO_INJECT.search(text) and not _NO_DEVICES.search(text)):
         return 0.0
     r = parse_container_cli(text)
     if r.errors and any(c not in ("runtime", "not_injected") for c, _, _ in r.errors):
@@ -182,9 +186,48 @@ def parse_kubectl_pods(text: str) -> list[Pod]:
     return pods
 
 
+_DS_HEAD = lazy_re(r"^\s*(?:NAMESPACE\s+)?NAME\s+DESIRED\s+CURRENT\s+READY\s+UP-TO-DATE\s+AVAILABLE\b")
+
+
+@dataclass(frozen=True)
+class DaemonSet:
+    """One row of ``kubectl get daemonsets``: namespace ("" unless -A), name, DESIRED / CURRENT / READY / AVAILABLE
+    pod counts, the raw line (its last cell is the AGE), UP-TO-DATE (pods running the current template)."""
+
+    namespace: str
+    name: str
+    desired: int
+    current: int
+    ready: int
+    available: int
+    line: str
+    up_to_date: int = 0
+
+
+def parse_kubectl_daemonsets(text: str) -> list[DaemonSet]:
+    """``kubectl get ds`` rows under their header; never raises."""
+    out: list[DaemonSet] = []
+    ns_col, inside = False, False
+    for raw in text.splitlines()[:20000]:
+        s = raw.strip()
+        if _DS_HEAD.match(s):
+            inside, ns_col = True, s.startswith("NAMESPACE")
+            continue
+        cells = s.split()
+        k = 1 if ns_col else 0
+        if not inside or len(cells) < k + 7 or not all(c.isdigit() and len(c) < 7 for c in cells[k + 1:k + 6]):
+            inside = inside and not s  # a blank line keeps the listing; another command's output ends it
+            continue
+        n = [sat_int(c) for c in cells[k + 1:k + 6]]
+        out.append(DaemonSet(cells[0] if ns_col else "", cells[k], n[0], n[1], n[2], n[4], s, n[3]))
+    return out
+
+
 def detect_kubectl_pods(text: str) -> float:
-    """0.9 for ``kubectl get pods`` (its column header and at least one pod row); 0.75 for pod rows pasted without the
-    header (every line the shape of one)."""
+    """0.9 for ``kubectl get pods`` (its column header and at least one pod row) or ``kubectl get daemonsets``;
+    0.75 for pod rows pasted without the header (every line the shape of one)."""
+    if _DS_HEAD.search(text[:20000]) and parse_kubectl_daemonsets(text[:20000]):
+        return 0.9
     if "READY" not in text[:20000] or "STATUS" not in text[:20000]:
         return 0.75 if parse_kubectl_pods(text[:20000]) else 0.0
     return 0.9 if parse_kubectl_pods(text[:20000]) else 0.0
@@ -210,6 +253,11 @@ class K8sNode:
     taints: tuple[str, ...] = ()
     unschedulable: bool | None = None
     lines: tuple[str, ...] = ()
+    allocated: tuple[str, ...] = ()
+    """Every resource the "Allocated resources" table lists (cpu, memory, ..., nvidia.com/gpu): kubectl lists each
+    resource of the node's Allocatable there, so an extended resource missing from it is not advertised."""
+    plugin_pod: str = ""
+    """The NVIDIA device plugin's row among the node's non-terminated pods, when listed."""
 
     def gpus(self, block: Mapping[str, str]) -> dict[str, int]:
         """GPU resources in ``block`` (nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu...) -> count."""
@@ -232,7 +280,11 @@ def parse_k8s_node(text: str) -> K8sNode | None:
     taints: list[str] = []
     unsched: bool | None = None
     lines: list[str] = []
+    allocated: list[str] = []
+    plugin = ""
     for ln in text.splitlines():
+        if not plugin and re.search(r"\bnvidia-device-plugin[\w-]*\s+\S+\s+\(\d+%\)", ln):  # a non-terminated pod's row
+            plugin = ln.strip()
         top = _K8S_TOP.match(ln)
         if top and not ln.startswith(" "):
             section, value = top.group(1), top.group(2).strip()
@@ -268,6 +320,8 @@ def parse_k8s_node(text: str) -> K8sNode | None:
                     lines.append(f"{section}: {s}")
         elif section == "Allocated resources":
             cols = s.split()
+            if len(cols) >= 2 and re.fullmatch(r"[a-z][\w./-]*", cols[0]) and cols[0] != "Resource":
+                allocated.append(cols[0])
             if len(cols) >= 2 and "/" in cols[0] and re.fullmatch(r"\d+", cols[1]):
                 requests[cols[0]] = cols[1]
                 lines.append(f"Allocated: {s}")
@@ -277,6 +331,9 @@ def parse_k8s_node(text: str) -> K8sNode | None:
         counts = [(ln.rstrip(), m.group(1)) for ln in text.splitlines()
                   for m in [re.match(r"^\s+nvidia\.com/gpu:\s+(\d{1,6})\s*$", ln)] if m]
         if not counts:
+            if allocated and plugin:  # an excerpt: the pods and the Allocated resources table, no blocks
+                return K8sNode(name, labels, conditions, {}, {}, requests, tuple(taints), unsched, tuple(lines),
+                               tuple(allocated), plugin)
             return None
         for ln in text.splitlines():
             m = re.match(r"^\s+([\w./-]+)=(\S*)\s*$", ln)
@@ -286,7 +343,7 @@ def parse_k8s_node(text: str) -> K8sNode | None:
             blocks[section]["nvidia.com/gpu"] = v
             lines.append(f"{section}: {ln.strip()}")
     return K8sNode(name, labels, conditions, blocks["Capacity"], blocks["Allocatable"], requests, tuple(taints),
-                   unsched, tuple(lines))
+                   unsched, tuple(lines), tuple(allocated), plugin)
 
 
 def detect_k8s_node(text: str) -> float:
@@ -299,6 +356,9 @@ def detect_k8s_node(text: str) -> float:
     both = re.search(r"^Capacity:\s*$", head, re.M) and re.search(r"^Allocatable:\s*$", head, re.M)
     if blocks and node or both and re.search(r"^\s+pods:\s+\d+\s*$", head, re.M):
         return 0.95
+    if (re.search(r"^Allocated resources:", head, re.M) and re.search(r"^\s+Resource\s+Requests\s+Limits", head, re.M)
+            and re.search(r"\bnvidia-device-plugin", head)):  # an excerpt: the device plugin's pod and the table
+        return 0.9
     gpu_line = re.search(r"^\s+nvidia\.com/gpu:\s+\d{1,6}\s*$", head, re.M)
     if blocks and gpu_line:  # the Capacity/Allocatable blocks alone
         return 0.9
@@ -315,6 +375,10 @@ _DP_SERVING = lazy_re(r"Starting to serve '([\w./-]+)'")
 _DP_NO_DEVICES = lazy_re(r"No devices found\. Waiting indefinitely|NVML not detected|could not load NVML library|"
                          r"Incompatible strategy detected|Failed to initialize NVML|factory\.go:\d+\] .*configure the NVIDIA "
                          r"Container Toolkit", re.I)
+_DP_UNHEALTHY = lazy_re(r"\b[Mm]arking (?:it|the device|device \S+)(?: as)? unhealthy\b")
+"""The device plugin taking a GPU out of what it advertises (k8s-device-plugin's health check: "XidCriticalError: Xid=79
+on Device=...; marking device as unhealthy"; its 2018 releases: "GPU ... is too old to support healtchecking ...
+Marking it unhealthy")."""
 _DP_MARK = lazy_re(r"Starting NVIDIA Device Plugin|Loading NVML|Retr(?:ei|ie)ving plugins|Starting GRPC server for '|"
                    r"Detected NVML platform|Starting FS watcher")
 
@@ -331,6 +395,7 @@ class DevicePluginLog:
 
     registered: list[tuple[str, str]] = field(default_factory=list)  # (resource, line)
     no_devices: list[str] = field(default_factory=list)
+    unhealthy: list[str] = field(default_factory=list)  # lines marking a GPU unhealthy
     strategy: tuple[str, str] = ("", "")  # its config's deviceDiscoveryStrategy ("auto", "nvml", "tegra") and the line
 
 
@@ -346,6 +411,8 @@ def parse_device_plugin_log(text: str) -> DevicePluginLog:
             d.registered.append((m.group(1), s))
         elif _DP_NO_DEVICES.search(s):
             d.no_devices.append(s)
+        elif _DP_UNHEALTHY.search(s):
+            d.unhealthy.append(s)
     return d
 
 
@@ -354,6 +421,8 @@ def detect_device_plugin_log(text: str) -> float:
     lines)."""
     head = "\n".join(text.splitlines()[:400])
     marks = len(_DP_MARK.findall(head))
+    if re.search(r"\bGPU\b|Device=|UUID", head) and _DP_UNHEALTHY.search(head):
+        return 0.9
     if marks and (_DP_REGISTERED.search(head) or _DP_SERVING.search(head) or _DP_NO_DEVICES.search(head)
                   or _DP_STRATEGY.search(head)):
         return 0.9

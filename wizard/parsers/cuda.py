@@ -526,7 +526,7 @@ def parse_torch_cuda(text: str) -> TorchCuda:
         om = re.match(r"^OS:\s*(\S.*)$", s)  # collect_env's operating system line
         if om and "os" not in t.evidence:
             t.evidence["os"] = s
-        gm = re.match(r"^GPU models and configuration:\s*(GPU \d+: .+)?$|^(GPU \d+: .+)$", s)
+        gm = re.match(r"^GPU models and configuration\s*:\s*(GPU \d+: .+)?$|^(GPU \d+: .+)$", s)
         if gm and (gm.group(1) or gm.group(2)):
             t.gpus.append((gm.group(1) or gm.group(2)).strip())
         if t.gpus and _MIG_DEVICE.match(s):  # collect_env (nvidia-smi -L) lists a MIG GPU's instances under it

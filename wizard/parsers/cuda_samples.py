@@ -7,6 +7,7 @@ Pure functions from the pasted text to typed facts; they never raise: what canno
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, replace
 
@@ -487,10 +488,55 @@ class Nvbandwidth:
     problems: list[str] = field(default_factory=list)
 
 
+_NB_JSON = lazy_re(r'^\s*\{\s*"nvbandwidth"\s*:')
+
+
+def nvbandwidth_json_as_text(text: str) -> str:
+    """nvbandwidth's JSON output (``nvbandwidth -j``: {"nvbandwidth": {"GPU Device list", "testcases": [{"name",
+    "status", "bandwidth_description", "bandwidth_matrix"}]}}) written as its text output, so one parser reads both
+    (NVIDIA nvbandwidth README, "JSON output"); ``text`` unchanged when it is not that JSON. Never raises."""
+    if not _NB_JSON.match(text):
+        return text
+    try:
+        doc = json.loads(text)["nvbandwidth"]
+    except (ValueError, KeyError, TypeError):
+        return text
+    if not isinstance(doc, dict):
+        return text
+    out = [f"nvbandwidth Version: {doc.get('git_version', '?')}"]
+    for k in ("CUDA Runtime Version", "Driver Version"):
+        if k in doc:
+            out.append(f"{k}: {doc[k]}")
+    for d in doc.get("GPU Device list") or []:
+        m = re.match(r"(\d+): (.+?) \(([0-9a-fA-F:]+)\)", str(d))
+        if m:
+            out.append(f"Device {m.group(1)}: {m.group(2)} ({m.group(3)})")
+    for tc in doc.get("testcases") or []:
+        if not isinstance(tc, dict):
+            continue
+        name, status = str(tc.get("name", "")), str(tc.get("status", ""))
+        if status.lower() == "waived":
+            out.append(f"Waiving {name}.")
+            continue
+        out += ["", f"Running {name}.", str(tc.get("bandwidth_description", ""))]
+        matrix = tc.get("bandwidth_matrix") or []
+        if matrix and isinstance(matrix[0], list):
+            out.append("  " + " ".join(f"{i:>9}" for i in range(len(matrix[0]))))
+            out += [f"{r:>2} " + " ".join(f"{str(v):>9}" for v in row) for r, row in enumerate(matrix)
+                    if isinstance(row, list)]
+        if tc.get("sum") is not None:
+            out.append(f"SUM {name} {tc['sum']}")
+        if status.lower() not in ("passed", ""):
+            out.append(f"ERROR: {name} {status}")
+    return "\n".join(out) + "\n"
+
+
 def detect_nvbandwidth(text: str) -> float:
-    """Confidence that ``text`` is nvbandwidth output (with or without its banner)."""
+    """Confidence that ``text`` is nvbandwidth output (with or without its banner, or its JSON form)."""
     if not isinstance(text, str) or not text:
         return 0.0
+    if _NB_JSON.match(text[:200]):
+        return 0.95
     if _NB_VERSION.search(text):
         return 0.95
     if re.search(r"^[ \t]*memcpy (?:CE|SM) (?:CPU|GPU)\(row\) (?:->|<-|<->) GPU\(column\) bandwidth", text, re.M) or \
@@ -504,6 +550,7 @@ def parse_nvbandwidth(text: str) -> Nvbandwidth:
     """Read nvbandwidth's output (several runs pasted one after another too); never raises."""
     if not isinstance(text, str):
         return Nvbandwidth(problems=["not text"])
+    text = nvbandwidth_json_as_text(text)
     version = ""
     devices: dict[int, tuple[str, str]] = {}
     done: list[NvbwTestcase] = []

@@ -951,7 +951,8 @@ def detect_dcgm_log(text: str) -> float:
     meaning :class:`DcgmLog` reads in a log line of either)."""
     head = "\n".join(text.splitlines()[:400])
     engine = len(_DLOG_ENGINE.findall(head))
-    exporter = len(re.findall(r"(?:level=\w+ msg=|^(?:INFO|WARN|ERRO|FATA)\[\d+\] )", head, re.M))
+    exporter = len(re.findall(r"(?:level=\w+ msg=|^(?:INFO|WARN|ERRO|FATA)\[\d+\] |"
+                              r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d (?:DEBUG|INFO|WARN|ERROR) )", head, re.M))
     if not engine and not (exporter and _DLOG_EXPORTER.search(head)):
         return 0.0
     d = parse_dcgm_log(head)

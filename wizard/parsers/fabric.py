@@ -1417,7 +1417,7 @@ def parse_show_gids(text: str) -> list[GidRow]:
 
 
 _FI_PROVIDER = lazy_re(r"^\s*provider:\s*(\S+)\s*$")
-_FI_FIELD = lazy_re(r"^\s+(fabric|domain|version|type|protocol):\s*(\S+)\s*$")
+_FI_FIELD = lazy_re(r"^\s*(fabric|domain|version|type|protocol):\s*(\S+)\s*$")
 _FI_GETINFO_ERR = lazy_re(r"^\s*fi_getinfo:\s*(-\d{1,6})(?:\s*\(([^)]*)\))?\s*$", re.M)
 _FI_CMD = lazy_re(r"\bfi_info\b(?P<args>[^\n|]*)")
 
@@ -1459,5 +1459,5 @@ def detect_fi_info(text: str) -> float:
     if _FI_GETINFO_ERR.search(head) and re.search(r"^\s*fi_getinfo:", head, re.M):
         return 0.95
     provs = len(re.findall(r"^\s*provider:\s*\S+\s*$", head, re.M))
-    fields = len(re.findall(r"^\s+(?:fabric|domain|type):\s*\S+\s*$", head, re.M))
+    fields = len(re.findall(r"^\s*(?:fabric|domain|type):\s*\S+\s*$", head, re.M))
     return 0.95 if provs and fields >= 2 * provs else 0.0

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from wizard.parsers._frozen import build_set as _set
 from wizard.common import lazy_re, sat_int
 
-_LINE = lazy_re(r"^\[(?P<ts>[A-Z][a-z]{2} +\d{1,2} \d{4} \d\d:\d\d:\d\d)\] \[(?P<level>[A-Z]+)\] (?:\[tid (?P<tid>\d+)\]\s*)?"
-                   r"(?P<msg>.*)$")
-"""A record: ``[Jul 23 2024 07:53:55] [ERROR] [tid 841] message``; some releases leave the thread id out."""
+_LINE = lazy_re(r"^(?:\[(?P<ts>[A-Z][a-z]{2} +\d{1,2} \d{4} \d\d:\d\d:\d\d)\] )?"
+                   r"\[(?P<level>INFO|WARNING|WARN|ERROR|FATAL|DEBUG|CRITICAL)\] (?:\[tid (?P<tid>\d+)\]\s*)?(?P<msg>.*)$")
+"""A record: ``[Jul 23 2024 07:53:55] [ERROR] [tid 841] message``; some releases leave the thread id out, and a
+record pasted from the console may come without its time stamp (``[ERROR] failed to configure ...``)."""
 _FM_WORDS = lazy_re(r"NVSwitch|fabric manager|multicast team|NVLink|GPU handle|FM session|partition", re.I)
 
 
@@ -51,7 +52,7 @@ def parse_fm_log(text: str) -> FmLog:
             continue
         m = _LINE.match(s)
         if m:
-            log.records.append(FmRecord(m.group("ts"), m.group("level"), m.group("msg").strip(), s))
+            log.records.append(FmRecord(m.group("ts") or "", m.group("level"), m.group("msg").strip(), s))
         else:
             other += 1
             if _START_ERROR.search(s):
@@ -63,8 +64,9 @@ def parse_fm_log(text: str) -> FmLog:
 def detect_fm_log(text: str) -> float:
     """0.97 when most records of the head are Fabric Manager log lines (``[date] [LEVEL] [tid N] msg``); 0.9 for what its
     start script prints on the console (:data:`_START`)."""
-    if "] [tid " not in text[:20000] and not re.search(r"^\[[A-Z][a-z]{2} +\d{1,2} \d{4} [\d:]{8}\] \[[A-Z]+\] ",
-                                                        text[:20000], re.M):  # cheap first
+    if "] [tid " not in text[:20000] and not re.search(r"^\[[A-Z][a-z]{2} +\d{1,2} \d{4} [\d:]{8}\] \[[A-Z]+\] |"
+                                                        r"^\[(?:ERROR|FATAL|WARNING|INFO)\] .*\bfabric manager\b",
+                                                        text[:20000], re.M | re.I):  # cheap first
         return 0.9 if _START.search(text[:20000]) else 0.0
     lines = [ln.strip() for ln in text[:60000].splitlines()[:400] if ln.strip()]
     if not lines:

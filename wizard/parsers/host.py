@@ -405,6 +405,8 @@ class DfEntry:
     capacity_pct: int
     mountpoint: str
     line: str
+    inodes: bool = False
+    """``df -i``: the three counts are inodes (Inodes, IUsed, IFree), not bytes."""
 
     @property
     def used_pct(self) -> float:
@@ -441,12 +443,14 @@ def parse_df(text: str) -> tuple[list[DfEntry], list[str]]:
     Reads what bringup runs (``df -P -T -B1``) and what operators paste: with or without ``-T`` (the Type column;
     ``fstype`` is "" without it), ``-h`` sizes (``64M``, ``1.8T``: powers of 1024, as GNU df prints them), the
     default ``1K-blocks`` (KiB; also assumed for plain numbers when the header was not pasted), ``-B1``/``-m``, and the
-    row GNU df wraps when the source name is long (source alone on one line, the numbers on the next). A row whose
+    row GNU df wraps when the source name is long (source alone on one line, the numbers on the next), and ``df -i``
+    (Inodes/IUsed/IFree: counts, each row marked ``inodes``). A row whose
     Use% is ``-`` (a pseudo filesystem with no size) is left out. Source: GNU coreutils df(1)."""
     rows: list[DfEntry] = []
     problems: list[str] = []
     block = 1024
     typed: bool | None = None
+    inodes = False
     pending = ""
     for line in text.splitlines():
         stripped = line.strip()
@@ -457,6 +461,9 @@ def parse_df(text: str) -> tuple[list[DfEntry], list[str]]:
             block = (sat_int(b.group(1)) or 1) * _DF_UNITS[b.group(2).upper()] if b else (
                 1 if re.search(r"\bSize\b", stripped) else 1024)  # -h/-H: a size without a suffix is in bytes
             typed = bool(re.search(r"\bType\b", stripped))
+            inodes = bool(re.search(r"\bInodes\s+IUsed\b", stripped))  # df -i: counts, not sizes
+            if inodes:
+                block = 1
             pending = ""
             continue
         m = _DF_ROW.fullmatch(stripped)
@@ -483,15 +490,15 @@ def parse_df(text: str) -> tuple[list[DfEntry], list[str]]:
             problems.append(line)
             continue
         rows.append(DfEntry(m.group(1), fstype, size, used, avail, sat_int(m.group(6).rstrip("%")), m.group(7),
-                            line if m.string is stripped else m.string))
+                            line if m.string is stripped else m.string, inodes))
     return rows, problems
 
 
 def detect_df(text: str) -> float:
     """Confidence that ``text`` is ``df`` output (any of the forms :func:`parse_df` reads)."""
     head = text[:200_000]
-    if re.search(r"^\s*Filesystem\s+(?:Type\s+)?(?:Size|\d+[KMGB]?-blocks)\s+Used\s+Avail(?:able)?\s+(?:Use%|Capacity)\s+Mounted on",
-                 head, re.M):
+    if re.search(r"^\s*Filesystem\s+(?:Type\s+)?(?:(?:Size|\d+[KMGB]?-blocks)\s+Used\s+Avail(?:able)?\s+(?:Use%|Capacity)|"
+                 r"Inodes\s+IUsed\s+IFree\s+IUse%)\s+Mounted on", head, re.M):
         return 0.95
     if not re.search(r"\d%\s+/", head):  # cheap first: a df row ends in "N% /mountpoint"
         return 0.0

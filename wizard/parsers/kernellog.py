@@ -168,6 +168,10 @@ class GpuInfo:
     device_id: str = ""  # "10de:2b85" when the log shows it
 
 
+_RENAMED = lazy_re(r"\b([\w.-]+): renamed from \w+")
+"""udev naming a new network interface (the kernel's "<new>: renamed from <old>")."""
+
+
 @dataclass(frozen=True)
 class KernelLog:
     """Everything read from one kernel log text."""
@@ -178,6 +182,9 @@ class KernelLog:
     pci_ids: dict[str, str] = field(default_factory=dict)  # bus id -> "vvvv:dddd" (from pci enumeration)
     pci_class: dict[str, str] = field(default_factory=dict)  # bus id -> "0x030200"
     formats: set[str] = field(default_factory=set)
+    named: dict[str, int] = field(default_factory=dict)
+    """Network interfaces this log shows being named ("eth1 ... enp27s0f1np1: renamed from eth1"), each with the
+    index of its record: an interface born in this log whose first word is "Link down" never had a link."""
     boots: int = 1
     lines: int = 0
     aer_received: list[KernelEvent] = field(default_factory=list)
@@ -456,9 +463,12 @@ answers on PCIe; read as a ``gpu_fell_off`` event with ``lost``."""
 NV_GPU_BUS_RE = lazy_re(r"(?:NVRM: (?:The NVIDIA )?GPU(?: at)? (?:PCI:)?|PCI:|nvidia )(?P<bus>" + _BDF_RE + r")")
 PCI_ID_RE = lazy_re(r"\(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
 RMINIT_RE = lazy_re(r"RmInitAdapter failed|rm_init_adapter failed|RmInitAdapter: .*(?:fail|Cannot)|"
-                    r"RM cannot boot|FSP boot cmds failed", re.I)
-"""The driver could not bring the GPU up: RmInitAdapter failing, or on Hopper and later the GPU's FSP refusing the
-driver's boot commands ("kfspSendBootCommands_GH100: FSP boot cmds failed. RM cannot boot.": held-out round 57)."""
+                    r"RM cannot boot|FSP boot cmds failed|Error preparing GSP-RM image|GSP firmware image version mismatch",
+                    re.I)
+"""The driver could not bring the GPU up: RmInitAdapter failing, on Hopper and later the GPU's FSP refusing the
+driver's boot commands ("kfspSendBootCommands_GH100: FSP boot cmds failed. RM cannot boot.": held-out round 57), or
+the GSP firmware file of another driver version than the module ("_kgspFwContainerVerifyVersion: GSP firmware image
+version mismatch", "kgspInitRm_IMPL: Error preparing GSP-RM image": held-out round 187)."""
 OPEN_RM_REFUSED_RE = lazy_re(r"Open nvidia\.ko is only ready for use on Data Center GPUs", re.I)
 """The open kernel module refusing a GeForce or workstation GPU in a release where their support was not yet
 enabled by default (the NVIDIA driver README, "Using the open kernel modules", kernel_open.html: the
@@ -672,6 +682,9 @@ def _parse(text: str, log: KernelLog) -> None:
             log.pci_ids[b] = m.group("id").lower()
             log.pci_class[b] = m.group("cls").lower()
             continue
+        m = _RENAMED.search(msg)
+        if m:
+            log.named.setdefault(m.group(1), len(log.records))
         # ---- a network interface's link went down or came up
         m = LINK_RE.search(msg)
         if m:

@@ -109,7 +109,7 @@ _MPI_PREFIX = lazy_re(r"^\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:?)?:?\s?")
 _GLUED_TAG = lazy_re(r"(?<=\S)\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:?)?")
 """A rank tag glued inside a result row (``-1[0]    1626.5 ... 0[0]``): output of several ranks interleaved
 character by character (NVIDIA/nccl#1453); it is removed before the row is split into columns."""
-_DEVICE = lazy_re(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+(\d+)\s+"
+_DEVICE = lazy_re(r"^#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+(\d+)\s+"
                      r"\[([^\]]*)\]\s+(.*?)\s*$")
 _NUM = lazy_re(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 
@@ -210,7 +210,8 @@ def parse_nccl_tests(text: str) -> NcclTestsRun:
         s = line.strip()
         if not s:
             continue
-        if s.startswith("#"):
+        # a paste that lost the '#' of the header and "# Rank" lines (markdown) reads the same
+        if s.startswith("#") or s.startswith("nThread ") or (r.header and re.match(r"Rank\s+\d", s)):
             body = s.lstrip("#").strip()
             if body.startswith("nThread"):
                 _set(r, "header", s)
@@ -597,6 +598,10 @@ def parse_nccl_log(text: str) -> NcclLog:
         fw = nccl_result_name(s)
         if fw:
             lg.framework_errors.append((fw, s))
+            nxt = next((x.strip() for x in lines[i + 1:i + 2] if x.strip()), "")
+            if (re.match(r"nccl\w+: ", s) and nxt and not re.match(r"Last error|Traceback|File |Exception|\[", nxt)
+                    and nccl_result_name(nxt) == ""):  # NCCL's detail right under its result ("Failed to bind ...")
+                lg.last_errors.append(nxt)
         le = re.search(r"Last error:\s*(?:\d+:\s*)?(.*)$", s)
         if le:
             after = le.group(1).strip() or next((x.strip() for x in lines[i + 1:i + 3] if x.strip()), "")
@@ -637,6 +642,12 @@ def parse_nccl_log(text: str) -> NcclLog:
             continue
         if re.search(r"NET/IB\s*:\s*Using interface (\S+) for sideband", s):
             lg.oob_ifaces.append(re.search(r"Using interface ([\w.\-]+)", s).group(1))  # type: ignore[union-attr]
+        gm = re.search(r"NET/Socket\s*:\s*GPU Direct RDMA Disabled for HCA \d+ '([\w.\-]+)'", s)
+        if gm:  # the socket transport's NICs as its topology search lists them (a log cut before 'NET/Socket : Using')
+            lg.socket_using.append(s)
+            if gm.group(1) not in lg.socket_ifaces:
+                lg.socket_ifaces.append(gm.group(1))
+            continue
         sm = re.search(r"NET/Socket\s*:\s*Using\s+(.*)$", s) or re.search(r"\bNET\s*:\s*Using interface\s+(.*)$", s)
         if sm:
             lg.socket_using.append(s)

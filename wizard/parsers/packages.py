@@ -328,6 +328,14 @@ def parse_systemctl_status(text: str) -> Units:
                 _set(u, "active", "failed")
                 _set(u, "result", u.result or "exit-code")
             continue
+        life = _JOURNAL_LIFE.search(s)
+        if cur is None and life:  # systemd naming the unit by its Description: the state it went to
+            name = _DESC_UNIT[life.group("desc").lower()]
+            u = out.units.setdefault(name, Unit(name, load="loaded"))
+            u.log.append(s.strip())
+            _set(u, "active", {"started": "active", "stopped": "inactive", "failed to start": "failed"}.get(
+                life.group("what").lower(), u.active))
+            continue
         if cur is None:
             d = _JOURNAL_DAEMON.search(s)
             if d:
@@ -370,6 +378,13 @@ def parse_systemctl_status(text: str) -> Units:
 _JOURNAL_UNIT = lazy_re(r"systemd\[\d+\]: (?P<unit>nvidia-(?:fabricmanager|persistenced|dcgm)\.service): ")
 _JOURNAL_FAIL = lazy_re(r"Control process exited, code=exited, status=[1-9]|Failed with result|Main process exited, "
                            r"code=(?:exited|killed), status=[1-9]")
+_JOURNAL_LIFE = lazy_re(r"systemd\[\d+\]: (?P<what>Started|Starting|Stopped|Stopping|Failed to start) "
+                        r"(?P<desc>NVIDIA fabric manager service|NVIDIA Persistence Daemon|NVIDIA DCGM service)\b", re.I)
+"""systemd's lifecycle lines name a unit by its Description= (the units' own: nvidia-fabricmanager.service "NVIDIA
+fabric manager service", nvidia-persistenced.service "NVIDIA Persistence Daemon", nvidia-dcgm.service "NVIDIA DCGM
+service"); "Started" is the unit reaching active (systemd(1))."""
+_DESC_UNIT = {"nvidia fabric manager service": "nvidia-fabricmanager.service",
+              "nvidia persistence daemon": "nvidia-persistenced.service", "nvidia dcgm service": "nvidia-dcgm.service"}
 _JOURNAL_DAEMON = lazy_re(r"\s(?P<daemon>nv-fabricmanager|nvidia-fabricmanager-start\.sh|nvidia-persistenced|nv-hostengine)\[\d+\]:")
 _DAEMON_UNIT = {"nv-fabricmanager": "nvidia-fabricmanager.service", "nvidia-fabricmanager-start.sh": "nvidia-fabricmanager.service",
                 "nvidia-persistenced": "nvidia-persistenced.service", "nv-hostengine": "nvidia-dcgm.service"}
@@ -494,8 +509,10 @@ class ModInfo:
 
 INSERT_ERROR = lazy_re(r"could not insert '?nvidia|Error inserting nvidia\b|could not insert module \S*nvidia|"
                            r"NVIDIA: failed to load the NVIDIA kernel module|Failed to insert module '?nvidia|"
-                           r"Process '\S*modprobe nvidia[\w-]*' failed with exit code [1-9]")
-"""modprobe / insmod refusing to load the nvidia module (the reason follows the last colon); systemd-modules-load's
+                           r"Process '\S*modprobe nvidia[\w-]*' failed with exit code [1-9]|"
+                           r"^\s*Kernel module load error:")
+"""modprobe / insmod refusing to load the nvidia module (the reason follows the last colon; nvidia-installer's "Kernel
+module load error: Operation not permitted"); systemd-modules-load's
 "Failed to insert module 'nvidia_uvm': No such device" at boot too (held-out round 60), and udev's "Process
 '/sbin/modprobe nvidia-uvm' failed with exit code 1" (held-out round 67: the module rule udev ran at boot)."""
 

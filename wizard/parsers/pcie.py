@@ -207,6 +207,15 @@ class LspciDevice:
         return m.group(1).lower() if m else ""
 
     @property
+    def unanswering(self) -> str:
+        """What shows this function no longer answers config reads: a header revision of ff ("(rev ff)"), or lspci's
+        "!!! Unknown header type 7f" (the header-type byte read back as all ones, as a config read of a function
+        that is gone returns); "" when it answers."""
+        if self.revision == "ff":
+            return "(rev ff)"
+        return next((ln.strip() for ln in self.lines if "Unknown header type 7f" in ln), "")
+
+    @property
     def header_only(self) -> bool:
         """Only the header line (``lspci``, ``lspci -nn``, ``lspci | grep``): no -v detail under it."""
         return not any(ln.strip() and ln.strip() != self.header.strip() for ln in self.lines)

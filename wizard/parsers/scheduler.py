@@ -404,7 +404,10 @@ _SLURMD_IGNORED = lazy_re(r"The following autodetected GPUs are being ignored")
 _SLURMD_FATAL = lazy_re(r"\bfatal:\s*(.+)$")
 _SLURMD_ERROR = lazy_re(r"\berror:\s*(.+)$")
 _SLURMD_MARK = lazy_re(r"\bslurmd(?:\[\d+\])?:|Slurmd (?:started|shutdown)|slurmd version|gpu/nvml: |gres/gpu: |"
-                       r"Gres GPU plugin: |GRES\[gpu\] ")
+                       r"Gres GPU plugin: |GRES\[gpu\] |slurmd initialization failed")
+_SLURMD_INIT_FAILED = lazy_re(r"\berror:\s*slurmd initialization failed")
+"""slurmd's last word before it exits when it cannot start (src/slurmd/slurmd/slurmd.c: ``error("slurmd
+initialization failed")``, then exit 1): the error lines before it say why."""
 
 
 @dataclass(frozen=True)
@@ -448,6 +451,8 @@ def parse_slurmd_log(text: str) -> SlurmdLog:
             null.setdefault(m.group(1), s)
         elif m := _SLURMD_FATAL.search(s):
             fatal.append((m.group(1).strip(), s))
+        elif _SLURMD_INIT_FAILED.search(s):  # it exits: its first error says why
+            fatal.append((errors[0][0] if errors else "slurmd initialization failed", s))
         elif m := _SLURMD_ERROR.search(s):
             errors.append((m.group(1).strip(), s))
         in_ignored = False  # the ignored GPUs' records follow their warning line, one per line
@@ -462,7 +467,7 @@ def detect_slurmd_log(text: str) -> float:
     if not _SLURMD_MARK.search(head):
         return 0.0
     return 0.9 if (_SLURMD_NVML_COUNT.search(head) or _SLURMD_TYPE_NULL.search(head) or _SLURMD_IGNORED.search(head)
-                   or len(_SLURMD_GRES.findall(head)) >= 1) else 0.0
+                   or len(_SLURMD_GRES.findall(head)) >= 1 or _SLURMD_INIT_FAILED.search(head)) else 0.0
 
 
 # ------------------------------------------------------------------ squeue
@@ -510,7 +515,10 @@ def detect_squeue(text: str) -> float:
 
 
 _NHC_MARK = lazy_re(r"Node Health Check (?:starting|completed successfully)|^Running check:\s+\"|\bnhc:\s+Health check failed:|"
-                    r"^(?:ERROR:\s+nhc:\s+)?Health check failed:\s", re.M)
+                    r"^(?:ERROR:\s+nhc:\s+)?Health check failed:\s|^SUCCESS:\s+nhc:\s+Health check passed:", re.M)
+_NHC_PASSED = lazy_re(r"^SUCCESS:\s+nhc:\s+Health check passed:\s+(?P<check>check_\w+):\s*(?P<msg>.*?)\s*$")
+"""Azure's NHC-based health checks (azurehpc-health-checks, run-health-checks.sh) print each passing check too."""
+_NHC_EXIT = lazy_re(r"^Health checks completed with exit code:\s*(?P<rc>\d{1,3})\b")
 _NHC_FAILED = lazy_re(r"Health check failed:\s+(?:(?P<check>check_\w+):\s+)?(?P<msg>.+?)\s*$")
 _NHC_DONE = lazy_re(r"Node Health Check completed successfully(?: \((?P<s>[\d.]+)s\))?")
 
@@ -524,6 +532,8 @@ class NhcRun:
     checks: tuple[str, ...]
     failures: tuple[tuple[str, str, str], ...]
     completed: str
+    passed: tuple[tuple[str, str, str], ...] = ()
+    """Checks reported passed (check, message, line): Azure's azurehpc-health-checks print them."""
 
 
 def parse_nhc(text: str) -> NhcRun:
@@ -531,18 +541,24 @@ def parse_nhc(text: str) -> NhcRun:
     checks: list[str] = []
     fails: dict[tuple[str, str], str] = {}
     done = ""
+    passed: list[tuple[str, str, str]] = []
     for raw in text.splitlines()[:100_000]:
         s = raw.strip()
         if s.startswith("Running check:"):
             checks.append(s.split(":", 1)[1].strip().strip('"'))
+        elif m := _NHC_PASSED.match(s):
+            passed.append((m.group("check"), m.group("msg"), s))
+        elif (m := _NHC_EXIT.match(s)) and m.group("rc") == "0":
+            done = s
         elif m := _NHC_FAILED.search(s):
             fails.setdefault((m.group("check") or "", m.group("msg")), s)
         elif _NHC_DONE.search(s):
             done = s
-    return NhcRun(tuple(checks), tuple((c, msg, ln) for (c, msg), ln in fails.items()), done)
+    return NhcRun(tuple(checks), tuple((c, msg, ln) for (c, msg), ln in fails.items()), done, tuple(passed))
 
 
 def detect_nhc(text: str) -> float:
     """0.93 for NHC's own lines (start, checks run, a failed check, completion)."""
     head = text[:100_000]
-    return 0.93 if _NHC_MARK.search(head) and ("Node Health Check" in head or "Health check failed:" in head) else 0.0
+    return 0.93 if _NHC_MARK.search(head) and ("Node Health Check" in head or "Health check failed:" in head
+                                               or "Health check passed:" in head) else 0.0

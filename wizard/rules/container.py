@@ -49,6 +49,12 @@ _CAUSES: tuple[tuple[str, str, str], ...] = (
      Msg("the host's driver did not answer the container library in time (driver RPC timed out)"),
      N_("Check `dmesg | grep -e NVRM -e Xid` on the host; enable persistence mode (nvidia-persistenced) so the driver "
      "stays initialised, and reset or reboot if a GPU has fallen off the bus.")),
+    (r"failed to detect NVIDIA devices",
+     N_("the container library found no NVIDIA device on the host (no /dev/nvidia* device node): the driver is not "
+        "loaded, or its device nodes were never created"),
+     N_("Check on the host: `nvidia-smi`, `lsmod | grep nvidia` and `ls -l /dev/nvidia*`. Load or install the driver "
+        "(the driver & CUDA stage); on a host that loads the module without nvidia-modprobe, create the device nodes "
+        "(`nvidia-smi` once as root does), then retry.")),
     (r"insufficient permissions|permission denied",
      N_("the container library has no permission to use the GPUs"),
      N_("Run with the NVIDIA runtime as root (or check the rootless set-up of the toolkit) and check /dev/nvidia* "
@@ -174,11 +180,11 @@ def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``kubectl get pods`` (each pod as last listed, when the paste lists them several times): a pod in an error state (CrashLoopBackOff, Error, Init:Error, ImagePullBackOff...)
     fails, a pod still waiting (Pending, ContainerCreating, Init:N/M) or Running but not ready warns, every pod
     Running and ready or Completed passes (``driver.k8s_pods``; the pods' state, not the GPUs' health)."""
-    from wizard.parsers.container import parse_kubectl_pods
+    from wizard.parsers.container import parse_kubectl_daemonsets, parse_kubectl_pods
 
     listed = parse_kubectl_pods(text)
     if not listed:
-        return []
+        return _daemonsets(parse_kubectl_daemonsets(text))
     last: dict[tuple[str, str], Any] = {}
     for p in listed:  # a paste of several `kubectl get pods` over time: each pod as last listed
         last.pop((p.namespace, p.name), None)
@@ -229,6 +235,42 @@ def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                     tuple(p.line for p in pods[:8]), "", SRC_PODS)]
 
 
+def _daemonsets(sets: list[Any]) -> list[Finding]:
+    """``kubectl get daemonsets`` -> ``driver.k8s_pods``: a daemonset whose pods are not all ready (READY below
+    DESIRED) for :data:`STUCK_S` or longer fails (the GPU Operator's driver, toolkit and device-plugin daemonsets: the
+    node offers no GPU until they are), younger warns; ready but UP-TO-DATE below DESIRED warns (a rollout, e.g. a
+    driver upgrade, not finished); every daemonset ready and up to date passes (DESIRED 0: no node selected)."""
+    if not sets:
+        return []
+    short = [d for d in sets if d.ready < d.desired]
+    if short:
+        stuck = [d for d in short if (age_s(d.line) or 0) >= STUCK_S]
+        items = ", ".join(f"{d.name} {d.ready}/{d.desired} ready ({d.line.split()[-1]})" for d in short[:5])
+        return [Finding("driver.k8s_pods", Verdict.FAIL if stuck else Verdict.WARN,
+                        Msg("{n} of {n_sets} daemonset(s) with pods not ready{how}: {items}", n=len(short),
+                            n_sets=len(sets), items=items,
+                            how=Msg(" for {minutes:.0f} minutes or more", minutes=STUCK_S / 60) if stuck else ""),
+                        "node", tuple(d.line for d in short[:8]),
+                        "List their pods (`kubectl get pods -n <namespace> -o wide`) and read the first not ready: the "
+                        "GPU Operator's driver pod comes first (a kernel module that cannot build or load keeps the "
+                        "toolkit, device plugin and exporter pods waiting), then `kubectl describe pod <pod>`.",
+                        SRC_PODS)]
+    behind = [d for d in sets if d.up_to_date < d.desired]
+    if behind:  # ready, but not every pod runs the current template: a rollout (a driver upgrade) not finished
+        return [Finding("driver.k8s_pods", Verdict.WARN,
+                        Msg("{n} daemonset(s) not rolled out on every node: {items}: some pods still run the previous "
+                            "template (an upgrade stuck or in progress)", n=len(behind),
+                            items=", ".join(f"{d.name} {d.up_to_date}/{d.desired} up to date" for d in behind[:5])),
+                        "node", tuple(d.line for d in behind[:8]),
+                        "Find the node whose pod is not up to date (`kubectl get pods -n <namespace> -o wide`); for the "
+                        "GPU Operator's driver upgrade read the node's nvidia.com/gpu-driver-upgrade-state label "
+                        "(upgrade-failed) and that driver pod's log, then let the upgrade finish or delete the pod.",
+                        SRC_PODS)]
+    return [Finding("driver.k8s_pods", Verdict.PASS,
+                    Msg("all {n_sets} daemonset(s) have their desired pods ready; this shows the pods, not the GPUs' "
+                        "health", n_sets=len(sets)), "node", tuple(d.line for d in sets[:8]), "", SRC_PODS)]
+
+
 # ------------------------------------------------------------------ kubectl describe node (what the kubelet advertises)
 
 SRC_K8S_NODE = ("Kubernetes documentation, 'Device Plugins' (a device plugin advertises nvidia.com/gpu; a device it "
@@ -246,7 +288,8 @@ def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     cordoned (Unschedulable), warns; fewer GPUs allocatable than its capacity warns (the device plugin reports some
     unhealthy); a node that advertises no GPU resource warns (no device plugin registered). ``health.gpu_count``: the
     advertised GPUs against the plan's gpu_count (:func:`count_verdict`); with no plan, the GPU model's label
-    (``nvidia.com/gpu.product``) for a count of SXM GPUs no HGX node has; with neither, unknown (nothing to compare
+    (``nvidia.com/gpu.product``) for a count of SXM GPUs no HGX node has; with neither, a power-of-two count (1, 2, 4,
+    8, 16: what GPU servers are built with) passes and another count is unknown (nothing to compare
     with)."""
     from wizard.parsers.container import parse_k8s_node
     from wizard.rules.gpu_presence import SRC_A1, count_measure, count_verdict, sxm_count_doubt, sxm_count_finding
@@ -309,6 +352,19 @@ def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            "says why; check `nvidia-smi` on the host and the container runtime (the NVIDIA runtime as "
                            "the default or the runtime class), then restart the plugin.", SRC_K8S_NODE))
         return out
+    if not advertised and node.plugin_pod and node.allocated and not any("gpu" in r for r in node.allocated):
+        # the device plugin runs here, yet the Allocated resources table (every allocatable resource) has no GPU
+        out.append(Finding("driver.k8s_node", Verdict.FAIL,
+                           Msg("{who}: the NVIDIA device plugin runs here, but no GPU resource (nvidia.com/gpu) is in "
+                               "its Allocated resources ({res}): the plugin advertises no GPU, so no GPU pod is "
+                               "scheduled here",
+                               who=who, res=", ".join(node.allocated[:6])), who,
+                           (node.plugin_pod,) + tuple(f"Allocated: {r}" for r in node.allocated[:4]),
+                           "Read the device plugin's pod log on this node (`kubectl logs -n <namespace> <pod>`): 'NVML "
+                           "not detected', 'No devices found' or an unhealthy-device line says why; check `nvidia-smi` "
+                           "on the host and the container runtime (the NVIDIA runtime as the default or the runtime "
+                           "class), then restart the plugin.", SRC_K8S_NODE))
+        return out
     if not advertised:
         if node.capacity or node.allocatable:
             out.append(Finding("driver.k8s_node", Verdict.WARN, Msg("{who} advertises no GPU resource (no nvidia.com/gpu "
@@ -349,9 +405,13 @@ def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding("health.gpu_count", Verdict.PASS, what + Msg(" ({model})", model=model), who, gpu_ev, "",
                            SRC_K8S_NODE))
     else:
-        out.append(Finding("health.gpu_count", Verdict.UNKNOWN, what + Msg(": whether that is all of them, neither the "
-                                                                           "plan's gpu_count nor the GPU model label "
-                                                                           "(nvidia.com/gpu.product) says"), who, gpu_ev,
+        # what the node shows is healthy (it offers GPUs); with no plan a count GPU servers are built with (1, 2, 4, 8,
+        # 16) passes, another (7: one of 8 missing?) stays a question for the plan
+        usual = seen > 0 and seen & (seen - 1) == 0
+        out.append(Finding("health.gpu_count", Verdict.PASS if usual else Verdict.UNKNOWN,
+                           what + Msg(": whether that is all of them, neither the "
+                                      "plan's gpu_count nor the GPU model label "
+                                      "(nvidia.com/gpu.product) says"), who, gpu_ev,
                            "Set the plan's GPU count (`bringup plan gpu_count=N`), or paste the node's labels too (GPU "
                            "Feature Discovery sets nvidia.com/gpu.product).", SRC_K8S_NODE))
     if not any(f.verdict in (Verdict.FAIL, Verdict.WARN) and f.id == "driver.k8s_node" for f in out) and (
@@ -386,6 +446,15 @@ def judge_device_plugin_text(text: str, exp: Mapping[str, Any]) -> list[Finding]
                            "plugin's runtimeClassName), the NVIDIA Container Toolkit installed and configured "
                            "(`nvidia-ctk runtime configure`), `nvidia-smi` working on the host; then restart the plugin's "
                            "pod."), SRC_DEVICE_PLUGIN)]
+    if d.unhealthy:
+        return [Finding(fid, Verdict.FAIL,
+                        Msg("the device plugin marked {n} GPU(s) unhealthy: it stops advertising them, so the node's "
+                            "allocatable nvidia.com/gpu drops and no pod gets them", n=len(d.unhealthy)), "node",
+                        tuple(d.unhealthy[:5]),
+                        N_("Read why on each line (a critical Xid: `dmesg | grep Xid` and `nvidia-smi -q` on the node, "
+                           "reset or replace the GPU); a plugin that marks GPUs unhealthy for its own reasons (no "
+                           "health check for this GPU) needs a newer plugin, or DP_DISABLE_HEALTHCHECKS for that reason; "
+                           "restart the plugin's pod after the fix."), SRC_DEVICE_PLUGIN)]
     if d.strategy[0] == "tegra" and not any("nvidia.com/gpu" in r for r, _ in d.registered):
         return [Finding(fid, Verdict.WARN,
                         N_("the device plugin runs with deviceDiscoveryStrategy \"tegra\": it looks for a Jetson's "

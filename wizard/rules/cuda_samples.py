@@ -25,7 +25,7 @@ from wizard.parsers.cuda_samples import (
 )
 from wizard.rules.gpu_presence import ended_architecture, sxm_nvswitch_class
 from wizard.rules.validate import H2D_GEN5_WARN_FRACTION, MEMCPY_REMEDY, SRC_H2D_GEN5, match_gpu, pcie_practical_gb_s, threshold
-from wizard.i18n import Msg, N_, SEMICOLON
+from wizard.i18n import Msg, N_, SEMICOLON, joined
 
 SRC_SAMPLES = ("NVIDIA CUDA samples, https://github.com/NVIDIA/cuda-samples (deviceQuery, bandwidthTest, "
                "p2pBandwidthLatencyTest: 'Result = PASS' means the sample ran, the figures are not a performance "
@@ -96,6 +96,17 @@ def _nonempty(text: str, n: int = 6) -> tuple[str, ...]:
 # ------------------------------------------------------------------ deviceQuery
 
 
+def _dq_device(d: Any) -> str:
+    """"0: NVIDIA H100 80GB HBM3 (cc 9.0, 81079 MiB)": one GPU deviceQuery lists; a global memory beyond any GPU's
+    (10 TiB) is said to be misread (a deviceQuery build that prints a wrong size), not shown as a size."""
+    parts: list[str] = [f"cc {d.compute_capability}"] if d.compute_capability else []
+    if d.memory_mib and d.memory_mib < 10_000_000:
+        parts.append(f"{d.memory_mib:.0f} MiB")
+    elif d.memory_mib:
+        parts.append(Msg("global memory misread as {mb:.0f} MBytes, more than any GPU has", mb=d.memory_mib))
+    return f"{d.index}: {d.name}" + (Msg(" ({details})", details=joined(", ", parts)) if parts else "")
+
+
 def judge_device_query_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """health.gpu_count from deviceQuery: the CUDA error it stopped on fails with the CUDA runtime's meaning
     (``assets/cuda_errors.csv``); 'Result = PASS' with N devices passes (CUDA sees them; it is not a load test);
@@ -120,8 +131,7 @@ def _device_count(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Fi
                         "Check that `nvidia-smi` lists the GPUs, that CUDA_VISIBLE_DEVICES names existing GPUs, and that "
                         "a container was started with the GPUs (--gpus all / the NVIDIA container toolkit).", SRC_SAMPLES)]
     n = dq.detected if dq.detected is not None else (dq.numdevs if dq.numdevs is not None else len(dq.devices) or None)
-    names = ", ".join(f"{d.index}: {d.name}" + (f" (cc {d.compute_capability})" if d.compute_capability else "")
-                      for d in dq.devices[:8])
+    names = joined(", ", [_dq_device(d) for d in dq.devices[:8]])
     ev = tuple(x for x in [dq.detected_line] + [d.line for d in dq.devices[:8]] + [dq.summary_line, dq.result_line] if x)
     if dq.result == "FAIL":
         return [Finding(fid, Verdict.FAIL, (Msg('deviceQuery: Result = FAIL') + (Msg(' after {n} device(s)', n=n) if n else '')), "host",
@@ -914,6 +924,16 @@ def nvbandwidth_reported(nb: Nvbandwidth) -> list[Finding]:
         desc = SEMICOLON.join(f"{tc.name or tc.title} SUM {tc.total if tc.total is not None else '?'}" for tc in rest[:8])
         out.append(Finding("gpu.host_bandwidth", Verdict.SKIP, (Msg('reported, not graded: {desc}', desc=desc) + (Msg(' (+{value} more)', value=len(rest) - 8) if len(rest) > 8 else '')), "host",
                            tuple(tc.lines[0] for tc in rest[:4]), "", SRC_NVBW))
+    d2d_waived = [n for n in nb.waived_names if n.startswith("device_to_device")]
+    if d2d_waived and len(nb.devices) >= 2 and not _nvbw_d2d(nb):
+        # several GPUs, and every copy between them waived: nvbandwidth found no peer mapping between any pair
+        out.append(Finding("health.p2p", Verdict.WARN,
+                           Msg("no peer-to-peer path between the {n} GPUs: every device-to-device testcase was waived "
+                               "({named}), so GPU-to-GPU copies (NCCL's P2P transport) go through host memory",
+                               n=len(nb.devices), named=", ".join(d2d_waived[:4])), "host", tuple(nb.waived[:4]),
+                           "Check `nvidia-smi topo -p2p r`: GeForce boards do not offer P2P (a data-center GPU or an "
+                           "NVLink bridge does); on data-center GPUs ACS or the IOMMU may block it (disable ACS on the "
+                           "PCIe switches, iommu=pt).", SRC_NVBW))
     if nb.waived:
         named = ", ".join(nb.waived_names[:6])
         out.append(Finding("health.p2p" if any(n.startswith("device_to_device") for n in nb.waived_names)

@@ -19,6 +19,7 @@ CUDA version"):
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 from typing import Any, Mapping
 
@@ -506,6 +507,11 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         return findings
     if t.available is False:
         parts = [Msg("{who}: torch.cuda.is_available() is False", who=who)]
+        warned = next((m.group(1).strip() for ln in raw_lines
+                       if (m := TORCH_USER_WARNING.search(ln)) and "CUDA initialization" not in ln), "")
+        if warned:  # torch's own reason ("Can't initialize NVML"), the first thing to read
+            parts[0] += Msg(" (torch warned: '{warning}')", warning=warned)
+            ev = tuple(dict.fromkeys(list(ev) + [next(ln.strip() for ln in raw_lines if warned in ln)]))
         remedy = REMEDY_UPGRADE
         if chain is not None:
             parts.append(chain[1])
@@ -566,12 +572,13 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
             findings.append(Finding("driver.torch_cuda", Verdict.PASS,
                                     Msg("{who} sees the GPUs (torch.cuda.is_available() True) through CUDA minor-version "
                                         "compatibility: {a1}; PyTorch's wheels are built to run this way (note: custom CUDA "
-                                        "extensions built with a newer toolkit may not load)", who=who, a1=chain[1]), "host", ev,
+                                        "extensions built with a newer toolkit may not load)", who=who, a1=chain[1])
+                                    + _listed(t), "host", ev + tuple(t.gpus[:1]),
                                     "", f"{SRC_MINOR}; {SRC_TORCH}"))
         elif chain is not None and chain[0] in (Verdict.WARN, Verdict.UNKNOWN):
             findings.append(Finding("driver.torch_cuda", chain[0],
-                                    Msg("{who} sees the GPUs (torch.cuda.is_available() True), but {a1}", who=who, a1=chain[1]), "host",
-                                    ev, "Upgrade the driver to at least the CUDA version's own minimum, or use a "
+                                    Msg("{who} sees the GPUs (torch.cuda.is_available() True), but {a1}", who=who, a1=chain[1])
+                                    + _listed(t), "host", ev + tuple(t.gpus[:1]), "Upgrade the driver to at least the CUDA version's own minimum, or use a "
                                     "torch build for the driver's CUDA.", f"{chain[2]}; {SRC_TORCH}"))
         else:
             extra = "; " + chain[1] if chain is not None else ""
@@ -589,12 +596,23 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                     f"{SRC_VGPU}; {SRC_TORCH}"))
             else:
                 findings.append(Finding("driver.torch_cuda", Verdict.PASS,
-                                        Msg("{who} sees the GPUs (torch.cuda.is_available() True){extra}", who=who, extra=extra), "host", ev,
-                                        "", SRC_TORCH))
+                                        Msg("{who} sees the GPUs (torch.cuda.is_available() True){extra}", who=who, extra=extra)
+                                        + _listed(t), "host", ev + tuple(t.gpus[:1]), "", SRC_TORCH))
     elif chain is not None:
         findings.append(Finding("driver.torch_cuda", chain[0], Msg("{who}: {a1}", who=who, a1=chain[1]), "host", ev,
                                 "" if chain[0] is Verdict.PASS else REMEDY_UPGRADE, f"{chain[2]}; {SRC_TORCH}"))
     whole = [g for g in t.gpus if g not in t.mig]
+    if t.mig and not whole:  # every listed GPU is split into MIG instances: CUDA sees slices, not whole GPUs
+        from wizard.rules.smi import SRC_MIG
+        profiles = sorted({m.split()[1] for ms in t.mig.values() for m in ms})
+        n = sum(len(ms) for ms in t.mig.values())
+        findings.append(Finding(
+            "health.mig", Verdict.PASS,
+            Msg("MIG is enabled on {gpus}: {n} MIG device(s) ({profiles}); a process sees MIG instances, not whole GPUs, "
+                "and NCCL cannot use NVLink between them", gpus=", ".join(g.split(":")[0] for g in t.mig), n=n,
+                profiles=", ".join(profiles)), ", ".join(g.split(":")[0] for g in t.mig),
+            tuple(ln for g, ms in t.mig.items() for ln in [g, ms[0]])[:6],
+            "For whole-GPU training turn MIG off: `sudo nvidia-smi -i <index> -mig 0`, then reset the GPU.", SRC_MIG))
     if t.mig and whole:  # collect_env's GPU list: MIG instances under some GPUs, whole GPUs beside them
         from wizard.rules.smi import mixed_mig
         findings.append(mixed_mig([g.split(":")[0] for g in t.mig], len(whole),
@@ -625,6 +643,20 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                     "Run the torch one-liner by hand and check its output.", SRC_TORCH))
     return findings
 
+
+def _listed(t: TorchCuda) -> str:
+    """"; 8 GPUs listed: NVIDIA H800": the GPUs collect_env (or torch.cuda.get_device_name) printed, counted by model."""
+    names = [re.sub(r"^GPU \d+:\s*", "", g).split(" (UUID")[0].strip() for g in t.gpus]
+    if not names:
+        return ""
+    counts = Counter(names)
+    models = ", ".join(m if len(counts) == 1 else f"{c}x {m}" for m, c in counts.items())
+    return (Msg("; 1 GPU listed: {models}", models=models) if len(names) == 1 else
+            Msg("; {n} GPUs listed: {models}", n=len(names), models=models))
+
+
+TORCH_USER_WARNING = lazy_re(r"UserWarning:\s*(.{8,200}?)\s*(?:\(Triggered internally.*)?$")
+"""torch's ``warnings.warn`` line ("torch/cuda/__init__.py:546: UserWarning: Can't initialize NVML")."""
 
 VGPU_TYPE = lazy_re(r"\b(?:GRID|NVIDIA) [A-Z]\w*?-(?P<gb>\d+)(?P<series>[ABCQ])\b")
 """An NVIDIA vGPU type name: board, framebuffer in GB, series (A: virtual apps, B: virtual PCs, C: compute,

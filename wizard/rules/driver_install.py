@@ -876,7 +876,7 @@ def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     # the module itself did not load (udev's or systemd-modules-load's words in the same journal): why the units fail
     inserts = [ln.strip() for ln in text.splitlines() if INSERT_ERROR.search(ln)]
     if inserts and units.units:
-        findings.append(_insert_failure(inserts[-1]))
+        findings.append(insert_failure(inserts[-1]))
     if not findings:
         if mism:
             m = mism[0]
@@ -964,7 +964,7 @@ def judge_modinfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         (m.not_found,), "Install the driver's module for the running kernel (DKMS with the kernel's "
                         "headers, or the precompiled package), then `sudo modprobe nvidia`.", SRC_DKMS)]
     if m.insert_error:
-        return [_insert_failure(m.insert_error)]
+        return [insert_failure(m.insert_error)]
     if not (m.version or m.filename):
         return _unreadable("driver.kernel_module", text, "modinfo output", SRC_DKMS)
     ev = tuple(m.lines[k] for k in ("filename", "version", "license", "vermagic", "signer", "sig_id") if k in m.lines)
@@ -990,6 +990,11 @@ _INSERT_CAUSES: tuple[tuple[str, Any, str], ...] = (
      N_("Enroll the key DKMS signs with (`sudo mokutil --import /var/lib/dkms/mok.pub`, then reboot and confirm in the "
      "blue MOK manager screen), or install the distribution's signed precompiled driver; disabling Secure Boot in the "
      "BIOS also works where the site allows it. Then `sudo modprobe nvidia`.")),
+    (r"Cannot allocate memory",
+     Msg("the kernel could not allocate the memory the module needs to load (ENOMEM)"),
+     N_("Read `dmesg` at the time of the failure for the allocation that failed, then load it again (`sudo modprobe "
+        "<module>`); if it fails again at boot, look for what takes memory that early (a large hugepage reservation on "
+        "the kernel command line) and update the driver.")),
     (r"No such device",
      Msg("the module found no GPU it supports: no NVIDIA GPU on the PCI bus, a GPU this driver branch does not support "
          "(a legacy GPU needs a legacy branch; Blackwell needs the open modules), or another driver holds it"),
@@ -1002,7 +1007,7 @@ _INSERT_CAUSES: tuple[tuple[str, Any, str], ...] = (
 )
 
 
-def _insert_failure(line: str) -> Finding:
+def insert_failure(line: str) -> Finding:
     """``driver.kernel_module`` FAIL for modprobe / insmod refusing the nvidia module, naming the cause its reason
     text gives (Secure Boot key, no supported device, a module built for another kernel)."""
     why, fix = next(((w, f) for rx, w, f in _INSERT_CAUSES if re.search(rx, line, re.I)),

@@ -124,6 +124,14 @@ def _why_down(p: IbPort) -> tuple[str, str]:
             "`mlxlink -d <dev>` for the link-down reason."))
 
 
+_SOFT_RDMA = lazy_re(r"^(?:rxe|siw)\w*$")
+"""The kernel's software RDMA devices: rdma_rxe (Soft-RoCE, RoCE v2 over any Ethernet netdev) and siw (soft-iWARP),
+named rxe_0/rxe0 and siw_* by ``rdma link add``."""
+SRC_SOFT_RDMA = ("rdma-core, Documentation/rxe.md: Soft-RoCE, a software implementation of RoCE over any Ethernet "
+                 "device (https://github.com/linux-rdma/rdma-core/blob/master/Documentation/rxe.md); NVIDIA GPUDirect "
+                 "RDMA needs a hardware NIC's peer-to-peer DMA (https://docs.nvidia.com/cuda/gpudirect-rdma/)")
+
+
 def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``multinode.ib_port_state``: see the module doc. Plan key read: ``nics_per_node``."""
     none = [e for e in ports.errors if NO_DEVICE.search(e)]
@@ -204,6 +212,16 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
     if unread:
         return unread + [Finding(STATE_ID, Verdict.PASS, Msg("the {n_ports} port(s) read are Active (what could not be read is said apart)", n_ports=len(ports.ports)), "node",
                                  tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln)[:8], "", SRC_STATE)]
+    soft = [p for p in ports.ports if _SOFT_RDMA.match(p.ca)]
+    if soft and len(soft) == len(ports.ports):  # only software RDMA devices: an ordinary NIC, no RDMA hardware
+        return [Finding(STATE_ID, Verdict.WARN,
+                        Msg("the only RDMA device(s) here are software ones ({devs}: Soft-RoCE rxe or soft-iWARP siw over "
+                            "an ordinary Ethernet NIC): RDMA works in the kernel's software, not at line rate, and "
+                            "GPUDirect RDMA is impossible", devs=", ".join(dict.fromkeys(p.ca for p in soft))), "node",
+                        tuple(ln for p in soft for ln in p.lines if "tate" in ln)[:6],
+                        N_("For multi-node training use hardware RDMA NICs (InfiniBand, or RoCE on ConnectX/EFA-class "
+                           "adapters) with their driver (mlx5_ib, efa); Soft-RoCE is for development only."),
+                        SRC_SOFT_RDMA)]
     rates = Counter(p.rate_gbit_s for p in active_fabric if p.rate_gbit_s is not None)
     summary = ", ".join(f"{n} x {_rate_s(r, layer)}" for r, n in sorted(rates.items(), key=lambda kv: -kv[0]))
     n_judged = len(ports.ports) - len(apart)
@@ -806,8 +824,8 @@ def judge_ip_addr(ifaces: list[Any], text: str, exp: Mapping[str, Any]) -> list[
     bad_ib = [i for i in ib if not i.up or not [a for a in i.addrs if not a.startswith("fe80:")]]
     up = [i for i in real if i.up and i.addrs]
     down = [i for i in real if not i.up]
-    listed = (f"up with an address: {', '.join(i.name for i in up) or 'none'}"
-              + (f"; down: {', '.join(i.name for i in down)}" if down else ""))
+    listed = (Msg("up with an address: {names}", names=", ".join(i.name for i in up) or "none")
+              + (Msg("; down: {names}", names=", ".join(i.name for i in down)) if down else ""))
     if bad_ib:
         what = SEMICOLON.join(f"{i.name} ({'down' if not i.up else 'up'}, state {i.state}"
                          + (", no IP address" if not [a for a in i.addrs if not a.startswith('fe80:')] else "") + ")"
@@ -996,6 +1014,21 @@ def judge_mlxlink(ports: list[Any], text: str, exp: Mapping[str, Any]) -> list[F
                                who, ev, "Check the cable or transceiver at both ends and the peer port (switch port "
                                "enabled, same speed); `mlxlink -d <dev> -m` reads the module; reseat or replace the "
                                "cable, then read the port again.", SRC_MLXLINK))
+        elif re.match(r"IB-(?:SDR|DDR)\b", speed):
+            # 2.5 or 5 Gb/s per lane: the first InfiniBand generations (2001-2005); an HCA of today lands there only
+            # when its enabled speeds or the cable allow nothing faster, far below any GPU training fabric
+            enabled = p.get("Enabled Link Speed")
+            out.append(Finding(fid, Verdict.FAIL,
+                               Msg("{who}: Active at {link}, the slowest InfiniBand speed (SDR 2.5 / DDR 5 Gb/s per "
+                                   "lane): far below any GPU training fabric", who=who, link=link or speed)
+                               + (Msg("; the port's enabled link speeds are {enabled}", enabled=enabled)
+                                  if enabled else ""), who,
+                               ev + tuple(ln for ln in p.lines if ln.split(":")[0].strip() in (
+                                   "Enabled Link Speed", "Supported Cable Speed")),
+                               "Read the port's enabled speeds (`mlxlink -d <dev>`: Enabled Link Speed) and the cable's "
+                               "(Supported Cable Speed, `mlxlink -d <dev> -m`): enable the adapter's speeds (`mlxlink "
+                               "-d <dev> --speeds EDR,HDR,NDR` or mlxconfig), use a cable rated for them, and check the "
+                               "switch port's speed setting.", SRC_MLXLINK))
         elif opcode not in ("", "0", "N/A") and rec and "no issue" not in rec.lower():
             out.append(Finding(fid, Verdict.WARN, Msg("{who}: Active at {link}, but mlxlink's troubleshooting reports "
                                                       "status opcode {opcode}: {rec}", who=who, link=link or "?",
@@ -1099,6 +1132,16 @@ def judge_show_gids(rows: list[Any], text: str, exp: Mapping[str, Any]) -> list[
     A RoCE v2 GID carrying an IPv4 address (or a global IPv6 one) passes, with its index for an NCCL too old to pick
     it itself; only link-local RoCE v2 GIDs (the interface has no IP address: not routable between nodes) or only
     RoCE v1 GIDs warn; a port with no RoCE v2 GID on an ``ib*`` or nameless interface is InfiniBand, not judged."""
+    none = re.search(r"^\s*n_gids_found=0\s*$", text, re.M)
+    if not rows and none:  # show_gids' own count: the RDMA devices it saw hold no GID at all
+        return [Finding(ROCE_GID_ID, Verdict.FAIL,
+                        N_("show_gids found no GID (n_gids_found=0): no RDMA port here has an address RoCE or "
+                           "InfiniBand traffic can use, so NCCL's IB/RoCE transport cannot connect"), "node",
+                        (none.group(0).strip(),),
+                        N_("Check that the RDMA devices are there (`ibv_devices`, `rdma link`) and that their ports are "
+                           "up with an IP address on the RoCE interface; in a container or pod, pass the RDMA devices "
+                           "(/dev/infiniband, the RDMA device plugin's resource) and the host network or an SR-IOV VF."),
+                        SRC_GID)]
     if not rows:
         return [Finding(ROCE_GID_ID, Verdict.UNKNOWN, "no GID rows could be read from this show_gids output", "node",
                         tuple(ln for ln in text.splitlines() if ln.strip())[:4],
@@ -1173,11 +1216,12 @@ def judge_fi_info(info: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]
     if info.error is not None:
         code, line = info.error
         if info.asked and info.asked in _FI_RDMA or info.asked == "":
-            what = info.asked or Msg("any provider")
             return [Finding(STATE_ID, Verdict.FAIL if info.asked else Verdict.UNKNOWN,
                             Msg("libfabric found no {what} provider (fi_getinfo {code}: no provider matched): no "
                                 "{what} device is usable on this node, so MPI and NCCL's OFI plugin cannot use it",
-                                what=what, code=code), "host", (line,),
+                                what=info.asked, code=code) if info.asked else
+                            Msg("libfabric matched no provider at all (fi_getinfo {code}); which one was asked for is "
+                                "not in the paste", code=code), "host", (line,),
                             N_("Check the device: `lspci | grep -i efa` (or the HCA) and `ls /dev/infiniband`; on AWS "
                                "the instance type must support EFA and be launched with an EFA interface, and the EFA "
                                "installer must have run (it installs the efa kernel module and libfabric); inside a "

@@ -36,10 +36,13 @@ REMEDY_NONFATAL = ("Non-fatal NVSwitch errors are corrected by the hardware: not
                    "they recur (`grep -i error /var/log/fabricmanager.log`); if they keep coming on one port, or NCCL jobs "
                    "slow down or hit NVLink Xids, have the link or trunk checked.")
 _FATAL = lazy_re(r"\bNVSwitch fatal error|\bfatal error\b|training failed|failed to train|\bNVLink .*\bfailed\b|"
-                 r"\baborting fabric manager\b|don't match with any supported system topology", re.I)
+                 r"\baborting fabric manager\b|don't match with any supported system topology|"
+                 r"failed to configure all the available GPUs or NVSwitches|not all local fabric manager instances "
+                 r"finished their configuration", re.I)
 """An ERROR record that stops the fabric: a fatal NVSwitch error, link training that failed, or Fabric Manager
 aborting (it found an NVSwitch count no supported topology has: the fabric is never set up, so CUDA does not
-initialise on the GPUs: NVIDIA Fabric Manager user guide, 'Fabric Manager startup' and error handling)."""
+initialise on the GPUs; or it could not configure the GPUs or NVSwitches: NVIDIA Fabric Manager user guide, 'Fabric
+Manager startup' and error handling)."""
 _NONFATAL = lazy_re(r"non-fatal error", re.I)
 _MULTICAST = lazy_re(r"\bmulticast\b|\bteam setup\b", re.I)
 """An ERROR about a job's NVLink multicast (NVLS) team: Fabric Manager could not set up the multicast memory NCCL's NVLS
@@ -82,7 +85,8 @@ def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return [Finding("driver.fabric_manager_log", Verdict.UNKNOWN, "no Fabric Manager log record could be read", "node",
                         tuple(ln for ln in text.splitlines() if ln.strip())[:5],
                         "Paste lines of /var/log/fabricmanager.log as written ('[date] [LEVEL] [tid N] message').", SRC)]
-    span = f"{log.records[0].stamp} to {log.records[-1].stamp}"
+    span = (f"{log.records[0].stamp} to {log.records[-1].stamp}" if log.records[0].stamp and log.records[-1].stamp
+            else Msg("time stamps not in the paste"))
     fatal = [r for r in log.records if r.level in ("FATAL", "CRITICAL")
              or (r.level == "ERROR" and _FATAL.search(r.msg) and not _NONFATAL.search(r.msg))]
     errors = [r for r in log.records if r.level in ("ERROR", "FATAL", "CRITICAL") and r not in fatal]

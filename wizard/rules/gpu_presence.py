@@ -278,14 +278,27 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         # other devices (a NIC's section: held-out round 53) asks nothing about them either, so not judged; but a
         # network adapter that no longer answers config reads is the node's fabric gone (held-out round 102)
         lost = [Finding("health.nic_link", Verdict.FAIL,
-                        Msg("{who} reads back revision ff: its PCI config space answers all ones, so the adapter no "
-                            "longer responds on the bus and none of its ports can work", who=_who(d)), "host",
-                        tuple(x for x in (d.header, *d.lines[:2]) if x),
+                        Msg("{who} does not answer config reads ('{line}': its PCI config space reads all ones), so "
+                            "the adapter no longer responds on the bus and none of its ports can work", who=_who(d),
+                            line=d.unanswering[:80]), "host",
+                        tuple(dict.fromkeys(x for x in (d.header, d.unanswering, *d.lines[:2]) if x)),
                         "Read `dmesg` for the adapter's PCIe AER or link-down events and its driver's health messages "
                         "(mlx5_core: 'health compromised', firmware fatal errors); check its cooling and transceivers, "
                         "then cold-boot (power off, not reboot). If it fails again, replace the adapter.", SRC_REV_FF)
-                for d in facts.devices if d.revision == "ff"
+                for d in facts.devices if d.unanswering
                 and re.search(r"Ethernet|Infiniband|Network", d.class_name or d.header, re.I)]
+        # a bridge (a PCIe switch port, a root port) or another vendor's GPU that no longer answers: everything
+        # behind the bridge is cut off (held-out round 184: a GPU's switch upstream port, "Unknown header type 7f")
+        lost += [Finding(fid, Verdict.FAIL,
+                         Msg("{who} does not answer config reads ('{line}': its config space reads all ones): it has "
+                             "dropped off the bus, and every device behind it with it", who=_who(d),
+                             line=d.unanswering[:80]), "host",
+                         tuple(dict.fromkeys(x for x in (d.header, d.unanswering) if x)),
+                         "Read `dmesg` for PCIe AER, link-down or surprise-removal events at this address; reseat the "
+                         "card behind it and its power cables and cold-boot (power off, not reboot). If it returns, "
+                         "replace the card or riser.", SRC_REV_FF)
+                 for d in facts.devices if d.unanswering
+                 and re.search(r"bridge|VGA|3D|Display", d.class_name or d.header, re.I)]
         return lost + [Finding(fid, Verdict.SKIP, Msg("this lspci excerpt has no NVIDIA GPU ({n_devices} other device section(s)): it is not a "
                                                   "whole bus scan, so it says nothing about whether the GPUs enumerated; the GPU link, AER "
                                                   "and BAR checks are skipped", n_devices=len(facts.devices)), "host",
@@ -293,15 +306,17 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         "To check the GPUs, give bringup `lspci -nn -d 10de:` (every NVIDIA function) or the whole "
                         "`sudo lspci -vvv`.", SRC_COUNT)]
     extra = (Msg(' (lspci ran without root: capabilities hidden)') if facts.non_root else '')
-    dead = [g for g in gpus if g.revision == "ff"]
+    dead = [g for g in gpus if g.unanswering]
     if dead:
         extra += (Msg('; {n_dead} of them do not answer config reads (rev ff)', n_dead=len(dead)))
-    findings = [_count_finding(fid, [g for g in gpus if g.revision != "ff"], switches, plan, ev, whole, extra)
+    findings = [_count_finding(fid, [g for g in gpus if not g.unanswering], switches, plan, ev, whole, extra)
                 if dead and plan_count(plan) else _count_finding(fid, gpus, switches, plan, ev, whole, extra)]
-    for g in dead + [d for d in facts.devices if d.is_nvswitch and d.revision == "ff"]:
+    for g in dead + [d for d in facts.devices if d.is_nvswitch and d.unanswering]:
         findings.append(Finding(fid, Verdict.FAIL,
-                                Msg("{who} reads back revision ff: its PCI config space answers all ones, so the device no "
-                                    "longer responds on the bus (fallen off the bus, powered off or its link is down)", who=_who(g)), _subject(g), (g.header,),
+                                Msg("{who} does not answer config reads ('{line}': its PCI config space reads all ones), "
+                                    "so the device no longer responds on the bus (fallen off the bus, powered off or its "
+                                    "link is down)", who=_who(g), line=g.unanswering[:80]), _subject(g),
+                                tuple(dict.fromkeys((g.header, g.unanswering))),
                                 "Read `dmesg | grep -e NVRM -e Xid -e AER` for Xid 79 / link-down events; reseat the "
                                 "GPU and its power cables and cold-boot (power off, not reboot). On an Optimus laptop a "
                                 "powered-down discrete GPU reads the same until it is woken.", SRC_REV_FF))

@@ -187,9 +187,16 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
     findings += storage_io_findings(log)
     findings += nic_health_findings(log)
     findings += host_limit_findings(log)
-    findings += _link_findings(latest) + [_earlier_boot(f) for f in _link_findings(before)]
+    findings += _link_findings(latest, log.named) + [_earlier_boot(f) for f in _link_findings(before, log.named)]
     findings += _sxid_findings(latest) + [_earlier_boot(f) for f in _sxid_findings(before)]
     findings += _amdgpu_findings(latest) + [_earlier_boot(f) for f in _amdgpu_findings(before)]
+    from wizard.parsers.packages import INSERT_ERROR  # one pattern of a module that would not load
+
+    inserts = [r.raw[0] for r in log.records if INSERT_ERROR.search(r.msg) or INSERT_ERROR.search(r.raw[0])]
+    if inserts:  # modprobe / systemd-modules-load refusing an nvidia module in the same journal
+        from wizard.rules.driver_install import insert_failure
+
+        findings.append(insert_failure(inserts[-1].strip()))
     findings = _with_keys(findings, counted)
     if acked or earlier:
         parts: list[str] = []  # Msg pieces, joined below keeping them (walk 28 #13: English on a Chinese screen)
@@ -204,10 +211,26 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
         fmts = ", ".join(sorted(log.formats)) or "bare lines"
         findings.insert(0, Finding(
             "health.kernel_log", Verdict.PASS,
-            Msg("no Xid, AER, EDAC/MCE, GPU-initialisation or driver-conflict errors in {plural} ({fmts})", plural=plural(log.lines, 'kernel log line'), fmts=fmts), "host",
+            Msg("no Xid, AER, EDAC/MCE, GPU-initialisation or driver-conflict errors in {plural} ({fmts})", plural=plural(log.lines, 'kernel log line'), fmts=fmts)
+            + _shown(log), "host",
             (source, log.records[0].raw[0], log.records[-1].raw[-1]) if log.records else (source,),
             "", SRC_KERNEL_LOG))
     return findings
+
+
+_NVRM_LOADED = lazy_re(r"NVRM: loading NVIDIA UNIX (?:Open Kernel Module for )?\S+ Kernel Module\s+(\d+\.\d+(?:\.\d+)?)")
+_NVSWITCH_PROBE = lazy_re(r"nvidia-nvswitch: Probing device (\S+?),")
+
+
+def _shown(log: KernelLog) -> str:
+    """"; it shows: NVIDIA driver 550.90.07 loaded, 8 GPU(s), 4 NVSwitch(es) probed": what a clean log proves came up,
+    so a pass says what it rests on ("" when the log shows none of these)."""
+    drv = next((m.group(1) for r in log.records for m in [_NVRM_LOADED.search(r.msg)] if m), "")
+    switches = {m.group(1) for r in log.records for m in [_NVSWITCH_PROBE.search(r.msg)] if m}
+    parts = ([Msg("NVIDIA driver {v} loaded", v=drv)] if drv else []) + (
+        [Msg("{n} GPU(s)", n=len(log.gpus))] if log.gpus else []) + (
+        [Msg("{n} NVSwitch(es) probed", n=len(switches))] if switches else [])
+    return Msg("; it shows: {what}", what=joined(", ", parts)) if parts else ""
 
 
 EARLIER_BOOT = N_(" (in an earlier boot of this log: the node has rebooted since)")
@@ -301,6 +324,11 @@ def _cc_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[s
                     "host's set-up, then report it to NVIDIA with an nvidia-bug-report.", SRC_CC)]
 
 
+_GSP_IMAGE = lazy_re(r"GSP firmware image version mismatch|Error preparing GSP-RM image")
+"""The driver refusing the GSP firmware file it found: another driver version's (the NVIDIA driver README, 'GSP
+Firmware': the firmware is installed in /lib/firmware/nvidia/<driver version>/ and must match the module)."""
+
+
 def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping[str, int] | None) -> list[Finding]:
     evs = [e for e in events if e.kind == "gpu_init"]
     if not evs:
@@ -330,7 +358,10 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
         evidence = cap(ln for e in ordered for ln in e.evidence)
         if hard:
             what: list[str] = []
-            if "rminit" in whats:
+            gsp_image = next((m for ln in evidence for m in [_GSP_IMAGE.search(ln)] if m), None)
+            if gsp_image is not None:  # the firmware file is another driver version's: not the GPU
+                what.append(Msg.plain(N_("its GSP firmware file is of another driver version than the kernel module")))
+            elif "rminit" in whats:
                 what.append(Msg.plain(N_("RmInitAdapter failed")))
             if "bar_invalid" in whats:
                 what.append(Msg.plain(N_("its PCI BAR region is invalid")))
@@ -355,6 +386,10 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
                              "or a release whose open kernel modules support this GPU by default; forcing them with the "
                              "nvidia module parameter NVreg_OpenRmEnableUnsupportedGpus=1 runs a support level NVIDIA "
                              "calls not ready. Then reboot.")
+            if gsp_image is not None:
+                remedy = N_("Reinstall the driver so the kernel module and its GSP firmware (/lib/firmware/nvidia/"
+                            "<version>/gsp_*.bin) are of one version: a partial upgrade, or a container whose driver "
+                            "differs from the host's module, leaves them apart; then reboot (or reload the module).")
             if whats == {"unsupported"}:
                 remedy = (Msg("Install a driver branch that lists this GPU in its README's 'Appendix A - Supported NVIDIA GPU Products' (a GPU newer than the branch needs a newer branch; Blackwell and Grace Hopper need the open kernel modules; a legacy GPU needs its legacy branch), then reboot."))
             out.append(Finding("health.gpu_init", Verdict.FAIL, msg, subject, evidence, remedy,
@@ -942,12 +977,14 @@ def storage_io_findings(log: KernelLog) -> list[Finding]:
 NIC_DRIVERS = "mlx5_core|mlx4_core|bnxt_en|ice|i40e|irdma|efa"
 """Network and RDMA adapter drivers whose probe failure or firmware health error :func:`nic_health_findings` reports."""
 _NIC_FW = lazy_re(rf"^(?P<drv>{NIC_DRIVERS}) (?P<dev>[0-9a-fA-F]{{4}}:[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.\d):? .*?"
-                  r"(?:device's health compromised|Health issue observed, (?P<what>[^,]+)|synd 0x[0-9a-f]+: (?P<synd>.+))")
+                  r"(?:device's health compromised|Health issue observed, (?P<what>[^,]+)|synd 0x[0-9a-f]+: (?P<synd>.+)"
+                  r"|(?P<cmd>[A-Z][A-Z0-9_]+)\(0x[0-9a-fA-F]+\)(?: No done completion| timeout\.))")
 _NIC_PROBE = lazy_re(rf"^(?P<drv>{NIC_DRIVERS}):? (?:(?P<dev>[0-9a-fA-F]{{4}}:[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.\d):? )?"
                      r"(?:probe of (?P<dev2>[0-9a-fA-F:.]+) failed with error (?P<err>-?\d+)"
                      r"|mlx5_load_one failed with error code (?P<err2>-?\d+))")
 SRC_NIC_HEALTH = ("Linux kernel drivers/net/ethernet/mellanox/mlx5/core/health.c (poll_health: \"device's health "
-                  "compromised\", print_health_info: the firmware's assert syndrome) "
+                  "compromised\", print_health_info: the firmware's assert syndrome; cmd.c, wait_func: \"<command> "
+                  "timeout. Will cause a leak of a command resource\", a firmware command never completed) "
                   "(https://github.com/torvalds/linux/blob/master/drivers/net/ethernet/mellanox/mlx5/core/health.c); "
                   "drivers/base/dd.c, really_probe: \"probe of DEVICE failed with error N\" (the driver did not bind, "
                   "so the device has no interface); NVIDIA MLNX_OFED documentation, Firmware tracer and health "
@@ -967,7 +1004,9 @@ def nic_health_findings(log: KernelLog) -> list[Finding]:
         p = None if m else _NIC_PROBE.search(r.msg)
         if not m and not p:
             continue
-        if m:
+        if m and m.group("cmd"):  # the firmware does not complete the driver's commands (mlx5 cmd.c)
+            dev, kind, detail = m.group("dev"), "cmd", m.group("cmd")
+        elif m:
             dev, kind, detail = m.group("dev"), "fw", (m.group("what") or m.group("synd") or "").strip()
         else:
             assert p is not None
@@ -983,6 +1022,8 @@ def nic_health_findings(log: KernelLog) -> list[Finding]:
         groups.setdefault(key, []).append(dev)
     devs = SEMICOLON.join(
         Msg("{devs}: driver probe failed (error {err})", devs=", ".join(ds), err=d) if k == "probe"
+        else Msg("{devs}: firmware commands time out ({what} got no completion): the adapter's firmware does not "
+                 "answer its driver", devs=", ".join(ds), what=d) if k == "cmd"
         else Msg("{devs}: firmware health error ({what})", devs=", ".join(ds), what=d or Msg("health compromised"))
         for (k, d), ds in list(groups.items())[:6])
     return [Finding("health.nic_link", Verdict.FAIL,
@@ -1121,21 +1162,28 @@ SRC_LINK_FLAP = ("Meta GCM health checks, link-flaps (https://github.com/faceboo
                  "(https://github.com/Azure/azurehpc-health-checks): no InfiniBand link flap within 6 hours")
 
 
-def _link_findings(events: list[KernelEvent]) -> list[Finding]:
+def _link_findings(events: list[KernelEvent], named: Mapping[str, int] | None = None) -> list[Finding]:
     """``health.nic_link`` for an interface whose carrier went down twice or more in the log (a link that flaps breaks
     RDMA connections and NCCL jobs over it: cable, transceiver, switch port): FAIL on InfiniBand, WARN on Ethernet
     (:data:`SRC_LINK_FLAP`); WARN for one that went down once and the
     log ends without it coming back. One loss followed by the link coming up is not judged: drivers and network
-    daemons print one link-down while an interface comes up at boot."""
+    daemons print one link-down while an interface comes up at boot. Nor is the one "Link down" of an interface this
+    log shows being named (``named``) and never up: the driver says so when the interface is opened without a carrier,
+    an unused or uncabled port, not a link that was lost."""
     downs: dict[str, list[KernelEvent]] = {}
     last_up: dict[str, bool] = {}
+    ever_up: set[str] = set()
     for e in events:
         if e.kind == "link":
             last_up[str(e.fields.get("iface"))] = bool(e.fields.get("up"))
+            if e.fields.get("up"):
+                ever_up.add(str(e.fields.get("iface")))
         if e.kind == "link" and not e.fields.get("up"):
             downs.setdefault(str(e.fields.get("iface")), []).append(e)
     out = []
     for iface, evs in downs.items():
+        if len(evs) == 1 and named and iface in named and iface not in ever_up:
+            continue  # born in this log and never up: an unused port, not a lost link
         if len(evs) == 1 and not last_up.get(iface, True):  # down, and the log does not show it coming back
             out.append(Finding("health.nic_link", Verdict.WARN,
                                Msg("{iface} lost its link and this log does not show it coming back up", iface=iface),

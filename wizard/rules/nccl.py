@@ -1452,7 +1452,9 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any], forced: str = 
         bonds = [d.name for d in lg.ib_devices if "bond" in d.name]
         # the socket list (NCCL_SOCKET_IFNAME's pick) carries bootstrap and the IB out-of-band exchange where the log
         # names no interface of its own for them (NCCL 2.4's "OOB :" left empty): a host-local one there is the same risk
-        oob_named = lg.oob_ifaces + lg.bootstrap_ifaces
+        # the bootstrap listens on the first interface it lists (NCCL src/bootstrap.cc: the handle carries
+        # bootstrapNetIfAddrs[0]); older releases print every match after it
+        oob_named = lg.oob_ifaces + lg.bootstrap_ifaces[:1]
         bad_oob = [i for i in (oob_named or lg.socket_ifaces) if BAD_IFACE.match(i)]
         if bonds:
             out.append(Finding("multinode.transport", Verdict.WARN,

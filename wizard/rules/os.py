@@ -351,6 +351,8 @@ def judge_df_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return [Finding("os.filesystem", Verdict.UNKNOWN, "could not read any df row", "host",
                         tuple(problems[:5] or text.splitlines()[:5]), "Give bringup the whole output of `df -hT`.",
                         SRC_DISK)]
+    if rows[0].inodes:
+        return _inode_use(rows)
     findings: list[Finding] = []
     data_path = exp.get("data_path") if isinstance(exp.get("data_path"), str) else None
     data_mp = mount_for(data_path, [r.mountpoint for r in rows]) if data_path else None
@@ -381,6 +383,32 @@ def judge_df_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                     n=n, disk_warn_pct=DISK_WARN_PCT), "host", tuple(r.line for r in rows[:5]), "",
                                 SRC_DISK))
     return findings
+
+
+def _inode_use(rows: list[Any]) -> list[Finding]:
+    """``df -i``: a disk-backed filesystem with every inode used fails (no file can be created there, whatever the
+    free space: creat(2) fails with ENOSPC), above :data:`DISK_WARN_PCT` warns; else pass."""
+    out = []
+    for r in rows:
+        if r.fstype in _DF_SKIP_TYPES or r.source in ("tmpfs", "devtmpfs", "shm", "none", "udev", "efivarfs") or (
+                r.fstype in ("tmpfs", "ramfs")) or r.source.startswith("/dev/loop") or r.mountpoint.startswith("/snap/"):
+            continue
+        if r.capacity_pct >= 100 or (r.size_bytes and r.avail_bytes == 0):
+            v = Verdict.FAIL
+        elif r.capacity_pct > DISK_WARN_PCT:
+            v = Verdict.WARN
+        else:
+            continue
+        out.append(Finding("os.filesystem", v,
+                           Msg("{mp}: {pct}% of its inodes used ({free} free): no file can be created there once they "
+                               "run out, whatever the free space", mp=r.mountpoint, pct=r.capacity_pct,
+                               free=r.avail_bytes), r.mountpoint, (r.line,),
+                           "Find the directories holding millions of small files (`du --inodes -x / | sort -n | tail`: "
+                           "caches, logs, dataset shards) and remove or pack them; the inode count of ext4 is fixed "
+                           "at mkfs time.", SRC_DISK))
+    return out or [Finding("os.filesystem", Verdict.PASS,
+                           Msg("{n} filesystems, none above {pct:.0f}% of its inodes used", n=len(rows),
+                               pct=DISK_WARN_PCT), "host", tuple(r.line for r in rows[:5]), "", SRC_DISK)]
 
 
 def filesystems(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:

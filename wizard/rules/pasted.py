@@ -243,7 +243,11 @@ def fabric_judge_fi_info(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.parsers.fabric import parse_fi_info
     from wizard.rules import fabric
 
-    return fabric.judge_fi_info(parse_fi_info(text), text, exp)
+    info = parse_fi_info(text)
+    typed = exp.get("command")
+    if not info.asked and isinstance(typed, str) and "fi_info" in typed:  # the command typed at the paste's prompt
+        info = parse_fi_info(f"{typed}\n{text}")
+    return fabric.judge_fi_info(info, text, exp)
 
 
 def fabric_judge_iblinkinfo(text: str, exp: Mapping[str, Any]) -> list[Finding]:

@@ -373,7 +373,9 @@ def judge_squeue_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
 SRC_NHC = ("LBNL Node Health Check (NHC) README: each check that fails prints 'Health check failed: ...' and NHC marks "
            "the node offline in the resource manager; 'Node Health Check completed successfully' when all passed "
-           "(https://github.com/mej/nhc); check_fs_used compares a filesystem's use against its threshold")
+           "(https://github.com/mej/nhc); check_fs_used compares a filesystem's use against its threshold; "
+           "Azure HPC/AI health checks, built on NHC (https://github.com/Azure/azurehpc-health-checks): "
+           "'Health check passed:' per check and 'Health checks completed with exit code: 0'")
 _RO_IMAGE = re.compile(r"^/snap/|squashfs|/loop\d", re.I)
 """A read-only image mount (a snap's squashfs): always 100 % used by its nature (snapd mounts each snap as a
 squashfs image, https://snapcraft.io/docs/snap-format), so a use check on it reports a full disk that is not one."""
@@ -403,6 +405,17 @@ def judge_nhc_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         "host", tuple(f[2] for f in real[:4]),
                         "Fix what the check names on the node (its hardware, a daemon, a mount), run `nhc` again until "
                         "it completes successfully, then resume the node in the scheduler.", SRC_NHC)]
+    if run.completed and run.passed:  # each passing check reported with what it measured (Azure's NHC checks)
+        figures = sorted(run.passed, key=lambda c: not re.search(r"\d\s*(?:GB/s|Gb/s|Gbps|GB|MB|%)", c[1]))
+        return [Finding(SLURM_ID, Verdict.PASS,
+                        Msg("NHC completed successfully: {n} check(s) passed ({checks})", n=len(run.passed),
+                            checks=", ".join(dict.fromkeys(c for c, _, _ in run.passed))), "host",
+                        (run.completed,) + tuple(ln for _, _, ln in figures[:6]), "", SRC_NHC)]
+    if run.passed and not run.completed:  # passing checks, the run's end cut from the paste
+        return [Finding(SLURM_ID, Verdict.PASS,
+                        Msg("NHC: {n} check(s) passed ({checks}); the run's last line is not in this paste",
+                            n=len(run.passed), checks=", ".join(dict.fromkeys(c for c, _, _ in run.passed))), "host",
+                        tuple(ln for _, _, ln in run.passed[:6]), "", SRC_NHC)]
     if run.completed:
         return [Finding(SLURM_ID, Verdict.PASS,
                         Msg("NHC completed successfully ({n} check(s) shown run)", n=len(run.checks)), "host",

@@ -492,6 +492,9 @@ HIDDEN_PROCESS_REMEDY = N_("Find it from the host (`nvidia-smi --query-compute-a
 FINE_IF_YOURS = N_(" (fine if it is your job, as a listed process would be; stop it before validation tests)")
 """What a process nvidia-smi cannot see asks for, and the note on a pasted output (it may be the operator's job)."""
 HELD_MEMORY_MIB = 1024.0
+PHANTOM_UTIL_PCT = 90.0
+"""GPU-Util at or above this (%) with no memory in use is a GPU stuck busy: a CUDA context always holds device memory
+(its own allocations and the context's reservation), so work cannot run on 0 MiB (bringup's judgement)."""
 HELD_MEMORY_FRACTION = 0.10
 """Memory in use on a GPU that lists no process: at least this many MiB and this fraction of the total means a process
 holds it (an idle GPU's driver context and ECC/MIG reservations take tens to a few hundred MiB; bringup's judgement on
@@ -502,6 +505,21 @@ def _processes(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list
     out, ok = [], []
     for g in doc.gpus:
         procs = [p for p in g.processes if p.compute]
+        util, used = g.num("utilization.gpu"), g.num("memory.used")
+        mem_util = g.num("utilization.memory")
+        if (not procs and util is not None and util >= PHANTOM_UTIL_PCT and used is not None and used < 1
+                and not (mem_util or 0) > 0):  # memory traffic (Utilization Memory above 0 %) is work being done
+            # busy with no memory in use: every CUDA context holds memory, so nothing is running there
+            out.append(Finding("health.gpu_processes", Verdict.WARN,
+                               Msg("{subject}: GPU-Util {util:g} % with 0 MiB of its memory in use: no CUDA context "
+                                   "runs without memory, so the GPU is stuck busy (a job that ended left it so, or an "
+                                   "engine hangs)", subject=subject(g), util=util), subject(g),
+                               _ev(g, g.lines("utilization.gpu", "memory.used")),
+                               Msg("Check that no job uses it (`nvidia-smi --query-compute-apps=pid,gpu_uuid "
+                                   "--format=csv`), then reset it (`sudo nvidia-smi -r -i {idx}`) or reboot; read "
+                                   "`dmesg | grep -e NVRM -e Xid` for why.", idx=g.index if g.index is not None else "<index>"),
+                               SRC_B17))
+            continue
         if procs:
             desc = ", ".join(f"{p.name or '?'} (pid {p.pid}" + (f", {_fmt(p.used_mib)} MiB)" if p.used_mib is not None
                                                               else ")") for p in procs[:6])

@@ -329,15 +329,28 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
             missing_slots = [str(i) for i, c in enumerate(a.slots) if c == "_"]
             who = (Msg("failed member(s) {faulty}", faulty=faulty) if faulty
                    else Msg("raid slot(s) {slots} (counting from 0) empty: member removed or missing",
-                            slots=", ".join(missing_slots) or "?"))
+                            slots=", ".join(missing_slots)) if missing_slots
+                   else Msg("a member slot without a working device"))
             act = f"; {a.action} {a.progress_pct:g}% done" if a.action and a.progress_pct is not None else ""
             # a rebuild onto a replacement is running: the array heals by itself if nothing else fails (held-out
             # round 157: an expert warned on [2/1] [_U] in recovery after a disk swap); a failed member still listed,
             # or no rebuild, is a fault to act on
-            healing = a.action == "recovery" and not a.faulty and len(missing_slots) == 1
+            lost = max((a.raid_disks - a.working) if a.raid_disks is not None and a.working is not None else 0,
+                       len(missing_slots), 1)
+            healing = a.action == "recovery" and not a.faulty and lost == 1
+            # failures the level survives (md(4)): raid6 two, raid5/raid4 one, an n-way raid1 n-1, raid10 at least one
+            survives = ({"raid6": 2, "raid5": 1, "raid4": 1, "raid10": 1}.get(a.level)
+                        or ((a.raid_disks or 0) - 1 if a.level == "raid1" else 0))
+            spare = survives - lost  # failures it can still take
             findings.append(Finding(
-                fid, Verdict.WARN if healing else Verdict.FAIL, Msg("{name}{tag} ({shape}) is degraded: {who}{act}; {working} of {raid_disks} devices work, so "
-                                       "it runs without its full redundancy and another failure can lose the data", name=a.name, tag=tag, shape=shape, who=who, act=act, working=a.working, raid_disks=a.raid_disks),
+                fid, Verdict.WARN if healing or spare >= 1 else Verdict.FAIL,
+                Msg("{name}{tag} ({shape}) is degraded: {who}{act}; {working} of {raid_disks} devices work, so "
+                    "it runs without its full redundancy and another failure can lose the data", name=a.name, tag=tag, shape=shape, who=who, act=act, working=a.working, raid_disks=a.raid_disks)
+                if spare < 1 else
+                Msg("{name}{tag} ({shape}) is degraded: {who}{act}; {working} of {raid_disks} devices work: a {level} "
+                    "array survives {spare} more failure(s), so its data is safe until the next", name=a.name, tag=tag,
+                    shape=shape, who=who, act=act, working=a.working, raid_disks=a.raid_disks, level=a.level,
+                    spare=spare),
                 a.name, ev, ((Msg('A rebuild is running ({action}): let it finish (watch /proc/mdstat) before training from it; if it stops, replace the disk. ', action=a.action) if a.action in ('recovery', 'resync', 'reshape') else '') + Msg("Replace the failed disk and add the new one (`mdadm /dev/{name} --remove <failed>`, then `--add <new>`); the array rebuilds (watch /proc/mdstat). Check the disk's SMART log first.", name=a.name)), SRC_MD))
             continue
         if a.problems:

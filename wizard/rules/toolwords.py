@@ -53,6 +53,8 @@ _FAIL = lazy_re(
     r"|^FATA\[\d+\]"  # logrus's text format at level fatal (nvidia-mig-parted, the container toolkit: round 49)
     r"|\bFailed to start\b|\bFailed with result\b|\bstatus=\d+/FAILURE\b"  # systemd: the service did not start
     r"|\bJob for \S+ failed\b"  # systemctl start/restart: "Job for X.service failed because the control process exited"
+    r"|\bError found\. Mode \w+, total errors (?:0x)?[1-9a-fA-F]"  # memtest_vulkan: a VRAM cell read back wrong
+    r"|\bio_u error on file \S+: Input/output error"  # fio: the device returned EIO (a media or controller fault)
     r"|\bCMake Error\b|\bConfiguring incomplete, errors occurred|returned non-zero exit status [1-9]"  # a build stopped
     r"|\bbuilder (?:for '[^']+' )?failed with exit code [1-9]"  # Nix (held-out round 67: the nvidia-open module build)
     r"|compute capability [\d.x]+ (?:or (?:higher|newer|above) )?(?:is )?required"  # the GPU lacks what the program needs
@@ -71,6 +73,16 @@ _FAIL = lazy_re(
 _NCCL_RESULT = lazy_re(r"\bNCCL_ERROR_(?:REMOTE|SYSTEM|INTERNAL|UNHANDLED_CUDA)_ERROR\b|\bnccl(?:Remote|System|Internal|"
                        r"UnhandledCuda)Error\b|remote process exited or there was a network error")
 """NCCL's failure results as other programs print them (CuPy's NcclError, JAX/XLA, TensorFlow), not its own WARN lines."""
+_RANKS_NEVER_MET = lazy_re(r"retrieving ncclUniqueId from \[\d+\] via c10d key-value store.*(?:timeout|timed out)|"
+                           r"Timed out waiting \d+ms for (?:recv|send) operation|"
+                           r"Timed out initializing process group in store based barrier|"
+                           r"DistStoreError: .*(?:[Tt]imed out|timeout)", re.I)
+"""torch.distributed's words that its ranks never all met: a rank waited for another's ncclUniqueId in the c10d
+store (the NCCL communicator never came up), a gloo send/recv or the store-based barrier timed out (a rank never
+arrived: it died, hangs, or cannot reach the store or the peer). PyTorch distributed documentation, init_process_group
+timeout (https://pytorch.org/docs/stable/distributed.html)."""
+_STORE_WAIT = lazy_re(r"Waiting in store based barrier to initialize process group .*\(world_size=(\d{1,6}), "
+                      r"worker_count=(\d{1,6}),")
 _ENOSPC = lazy_re(r"\[Errno 28\] No space left on device|\bNo space left on device\b|\bENOSPC\b")
 """errno 28: the filesystem (or its inodes, or the user's quota) is full."""
 _CRASH = lazy_re(r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b")
@@ -446,7 +458,7 @@ def _verbs_qp() -> re.Pattern[str]:
 
 
 _VERBS_QP = _verbs_qp()
-_VERBS_RETRY = lazy_re(r"\b(?:transport|RNR) retry counter exceeded\b|\bIBV_WC_(?:RNR_)?RETRY_EXC_ERR\b", re.I)
+_VERBS_RETRY = lazy_re(r"\b(?:transport|RNR) retry count(?:er)? exceeded\b|\bIBV_WC_(?:RNR_)?RETRY_EXC_ERR\b", re.I)
 """A work request the RDMA transport gave up on: the peer never acknowledged it within the retry count (IBV_WC_RETRY_EXC_ERR,
 "transport retry counter exceeded") or kept saying receiver-not-ready (IBV_WC_RNR_RETRY_EXC_ERR): ibv_poll_cq(3)."""
 _NO_TRANSPORT = lazy_re(r"\bno usable transports?(?:/devices)?\b|\bUCX\s+ERROR\b.*\bno (?:active|usable) (?:IB|RDMA) "
@@ -575,6 +587,7 @@ def _quote(hits: list[str], n: int = 3) -> str:
     return shown + (Msg(" and {n} more", n=len(hits) - n) if len(hits) > n else "")
 
 
+_BAD_OPTION = lazy_re(r"\b(?:invalid|unrecognized|unknown) option\b", re.I)
 _USAGE = lazy_re(r"\b(?:Option \S+ is missing its value|[Uu]nrecognized option|[Ii]nvalid option|[Uu]nknown option|"
                     r"[Ii]nvalid combination of input arguments|requires an argument)\b.*(?:-h\b|--help\b|usage)|"
                     r"^\S+: error: (?:unrecognized arguments|the following arguments are required|argument \S+: )|"
@@ -600,6 +613,14 @@ def judge(text: str) -> list[Finding]:
         return [Finding("explain.program_said", first.verdict, Msg("{message}{more}{tail}", message=first.message, more=more, tail=tail), "input",
                         tuple(dict.fromkeys(first.lines + tuple(c.lines[0] for c in also)))[:6], first.remedy,
                         f"{first.source}; {SRC}")]
+    from wizard.parsers.packages import INSERT_ERROR  # one pattern of a module that would not load
+
+    inserts = [ln.strip() for ln in lines if INSERT_ERROR.search(ln)]
+    if inserts:  # an installer's or modprobe's words that the kernel refused the nvidia module
+        from wizard.rules.driver_install import insert_failure
+
+        f = insert_failure(inserts[-1])
+        return [Finding("explain.program_said", f.verdict, f.message, "input", tuple(inserts[:4]), f.remedy, f.source)]
     gpu_said = _xid_and_unhealthy(lines)
     if gpu_said is not None:
         return [gpu_said]
@@ -636,6 +657,22 @@ def judge(text: str) -> list[Finding]:
                         "NCCL API, ncclResult_t: ncclRemoteError 'remote process exited or there was a network error', "
                         "ncclSystemError, ncclInternalError, ncclUnhandledCudaError (https://docs.nvidia.com/deeplearning/"
                         "nccl/user-guide/docs/api/types.html)")]
+    met = _hits(lines, _RANKS_NEVER_MET)
+    waits = [(int(m.group(1)), int(m.group(2)), ln.strip()) for ln in lines for m in [_STORE_WAIT.search(ln)] if m]
+    stuck = waits[-1] if len(waits) >= 3 and waits[-1][1] < waits[-1][0] and waits[-1][1] == waits[0][1] else None
+    if met or stuck:  # the process group's ranks never all joined: the job cannot run
+        quote = _quote(met) if met else Msg("the store-based barrier still waits with {n} of {world} ranks joined",
+                                            n=stuck[1], world=stuck[0]) if stuck else ""
+        return [Finding("explain.program_said", Verdict.FAIL,
+                        Msg("the job's ranks never all met: {quote}: a rank did not arrive (it died or hangs, or cannot "
+                            "reach the rendezvous store or its peers over the network)", quote=quote), "input",
+                        tuple((met or [stuck[2]] if stuck else met)[:5]),
+                        "Find the rank that did not arrive: its own log (a crash, an OOM kill, an Xid on its node), then "
+                        "check that every node reaches MASTER_ADDR:MASTER_PORT and the others (firewall, the interface "
+                        "NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME names); rerun with NCCL_DEBUG=INFO and "
+                        "TORCH_DISTRIBUTED_DEBUG=DETAIL.",
+                        "PyTorch distributed documentation, init_process_group and its timeout; TCPStore "
+                        "(https://pytorch.org/docs/stable/distributed.html)")]
     full = _hits(lines, _ENOSPC)
     if full:  # the machine's side of a program error: the filesystem it writes to is full (held-out round 172)
         return [Finding("explain.program_said", Verdict.FAIL,
@@ -653,7 +690,9 @@ def judge(text: str) -> list[Finding]:
                         "Read the traceback above the exception line: it names the call that failed. If it is a CUDA, "
                         "NCCL or driver call, give bringup that error with the machine's side (nvidia-smi, dmesg, "
                         "NCCL_DEBUG=INFO); a Python error in the script itself is the script's to fix.", SRC)]
-    usage = _hits(lines, _USAGE)
+    usage = _hits(lines, _USAGE) + [  # "ERROR: Invalid option" with the usage text printed under it
+        ln.strip() for i, ln in enumerate(lines) if _BAD_OPTION.search(ln)
+        and any(re.match(r"\s*usage\s*:", x, re.I) for x in lines[i + 1:i + 3])]
     if usage:  # the program refused its own command line: it ran nothing, so it says nothing about the machine
         return [Finding("explain.program_said", Verdict.UNKNOWN,
                         Msg("the program refused its command line: {quote}; it ran nothing, so this says nothing about "

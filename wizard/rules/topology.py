@@ -242,6 +242,9 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
 
 
 _NEAR = ("PIX", "PXB")
+SRC_C2C = ("NVIDIA Technical Blog, 'NVIDIA Grace Hopper Superchip Architecture In-Depth' (NVLink-C2C between the Grace "
+           "CPU and the GPU; the GPU's memory exposed to the OS as a NUMA node: https://developer.nvidia.com/blog/"
+           "nvidia-grace-hopper-superchip-architecture-in-depth/); nvidia-smi topo -m legend (GPU NUMA ID)")
 
 
 def _nic_affinity(mx: Matrix) -> list[Finding]:
@@ -265,6 +268,16 @@ def _nic_affinity(mx: Matrix) -> list[Finding]:
             if not {"NODE", "PHB"} & set(nearest):
                 cross.append(far[-1])
             ev.append(mx.row_lines[g])
+    coherent = [g for g, af in mx.affinity.items() if g.startswith("GPU") and af.get("GPU NUMA ID", "").isdigit()]
+    if cross and coherent and len(coherent) == len([r for r in mx.rows if r.startswith("GPU")]):
+        # every GPU's memory is a NUMA node of its own: a Grace superchip (GH200/GB200), whose GPU reaches the Grace
+        # CPU over NVLink-C2C, not PCIe; its NICs hang off the Grace CPU's PCIe, so nvidia-smi can only print SYS
+        return [Finding(fid, Verdict.PASS,
+                        Msg("every GPU reaches the NICs as SYS, as on a Grace superchip (each GPU's memory is a NUMA "
+                            "node of its own, GPU NUMA ID {ids}): the GPU is joined to its Grace CPU by NVLink-C2C and "
+                            "the NICs hang off the Grace CPU's PCIe, so no GPU-NIC path can be PIX/PXB there",
+                            ids=", ".join(mx.affinity[g]["GPU NUMA ID"] for g in coherent[:8])), "host", tuple(ev[:20]),
+                        "", f"{SRC_NIC}; {SRC_C2C}")]
     if cross:  # a GPU whose nearest NIC is across the CPU interconnect (SYS): its network traffic crosses sockets
         return [Finding(fid, Verdict.WARN, (Msg('{n_cross} GPU(s) reach a NIC only across the CPU interconnect (SYS): ', n_cross=len(cross)) + SEMICOLON.join(cross[:8])), gpu_subject(_gpu_index(cross[0].split()[0])), tuple(ev[:20]),
                         "Compare with the server's topology map: a GPU's inter-node traffic should leave through a NIC "
