@@ -140,7 +140,8 @@ def is_debug_line(line: str) -> bool:
 
 # ------------------------------------------------------------------ kubectl get pods
 
-_PODS_HEAD = lazy_re(r"^\s*(?:NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b")
+_PODS_HEAD = lazy_re(r"^\s*(?:NAMESPACE\s+)?NAME\s+READY\s+STATUS(?:\s+RESTARTS\s+AGE\b|\s*$)")
+"""kubectl get pods' header; ``-o custom-columns`` or a trimmed paste may keep only NAME READY STATUS."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,9 @@ class Pod:
 
 _POD_ROW = lazy_re(r"^[a-z0-9][a-z0-9.-]*\s+\d+/\d+\s+\S+\s+\d+(?:\s+\([^)]*\))?\s+\S+\s*$")
 """A pod row of ``kubectl get pods`` without the namespace column: name, READY n/m, STATUS, RESTARTS, AGE."""
+_POD_ROW_NS = lazy_re(r"^[a-z0-9][a-z0-9.-]*\s+[a-z0-9][a-z0-9.-]*\s+\d+/\d+\s+\S+\s+\d+(?:\s+\([^)]*\))?\s+\S+\s*$")
+"""The same row with the namespace column first (``kubectl get pods -A | grep nvidia``: the header grepped away)."""
+_GET_PODS = lazy_re(r"\b(?:kubectl|oc)\s+get\s+po(?:d|ds)?\b")
 
 
 def parse_kubectl_pods(text: str) -> list[Pod]:
@@ -165,28 +169,32 @@ def parse_kubectl_pods(text: str) -> list[Pod]:
     ns_col = False
     lines = text.splitlines()[:20000]
     # rows pasted without their header: every line "NAME READY STATUS RESTARTS AGE" by shape (READY is n/m)
-    body = [ln.strip() for ln in lines if ln.strip()]
+    body = [ln.strip() for ln in lines if ln.strip() and not _GET_PODS.search(ln)]  # the command line typed above
     inside = bool(body) and not any(_PODS_HEAD.match(x) for x in body) and all(_POD_ROW.match(x) for x in body)
+    if bool(body) and not inside and not any(_PODS_HEAD.match(x) for x in body) and all(_POD_ROW_NS.match(x) for x in body):
+        inside, ns_col = True, True  # -A rows, header grepped away
+    short = False
     for raw in lines:
         s = raw.strip()
         if _PODS_HEAD.match(s):
             inside, ns_col = True, s.startswith("NAMESPACE")
+            short = not re.search(r"\bRESTARTS\b", s)  # NAME READY STATUS only
             continue
-        if not inside or not s:
+        if not inside or not s or (_GET_PODS.search(s) and not pods):  # the command typed above the rows
             continue
         cells = s.split()
-        need = 6 if ns_col else 5
-        if len(cells) < need or not re.fullmatch(r"\d+/\d+", cells[need - 4]):
+        need = (4 if ns_col else 3) if short else (6 if ns_col else 5)
+        if len(cells) < need or not re.fullmatch(r"\d+/\d+", cells[1 + ns_col]):
             inside = False  # the listing ended (another command's output follows)
             continue
         ns = cells[0] if ns_col else ""
         rest = cells[1:] if ns_col else cells
-        restarts = sat_int(rest[3]) if rest[3].isdigit() and len(rest[3]) < 9 else None
+        restarts = (sat_int(rest[3]) if len(rest) > 3 and rest[3].isdigit() and len(rest[3]) < 9 else None)
         pods.append(Pod(ns, rest[0], rest[1], rest[2], restarts, s))
     return pods
 
 
-_DS_HEAD = lazy_re(r"^\s*(?:NAMESPACE\s+)?NAME\s+DESIRED\s+CURRENT\s+READY\s+UP-TO-DATE\s+AVAILABLE\b")
+_DS_HEAD = lazy_re(r"^\s*(?:NAMESPACE\s+)?NAME\s+DESIRED\s+CURRENT\s+READY(?:\s+UP-TO-DATE\s+AVAILABLE)?\b")
 
 
 @dataclass(frozen=True)
@@ -207,18 +215,22 @@ class DaemonSet:
 def parse_kubectl_daemonsets(text: str) -> list[DaemonSet]:
     """``kubectl get ds`` rows under their header; never raises."""
     out: list[DaemonSet] = []
-    ns_col, inside = False, False
+    ns_col, inside, counts = False, False, 5
     for raw in text.splitlines()[:20000]:
         s = raw.strip()
         if _DS_HEAD.match(s):
             inside, ns_col = True, s.startswith("NAMESPACE")
+            counts = 5 if "UP-TO-DATE" in s else 3  # a trimmed listing: DESIRED CURRENT READY only
             continue
         cells = s.split()
         k = 1 if ns_col else 0
-        if not inside or len(cells) < k + 7 or not all(c.isdigit() and len(c) < 7 for c in cells[k + 1:k + 6]):
+        if (not inside or len(cells) < k + counts + 2
+                or not all(c.isdigit() and len(c) < 7 for c in cells[k + 1:k + 1 + counts])):
             inside = inside and not s  # a blank line keeps the listing; another command's output ends it
             continue
-        n = [sat_int(c) for c in cells[k + 1:k + 6]]
+        n = [sat_int(c) for c in cells[k + 1:k + 1 + counts]]
+        if counts == 3:  # not shown: taken as rolled out and available as far as READY says
+            n = [n[0], n[1], n[2], n[0], n[2]]
         out.append(DaemonSet(cells[0] if ns_col else "", cells[k], n[0], n[1], n[2], n[4], s, n[3]))
     return out
 

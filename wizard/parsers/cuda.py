@@ -211,8 +211,10 @@ _CODED = (
 )
 _TEXT_ONLY = lazy_re(r"CUDA error(?: \([^)]*\))?: (.*?)\s*$|CUDA initialization: (.*?)(?:\s*\(Triggered internally.*)?$"
                         r"|\(error code ([^)]+)\)|\bCUDA (?:failure|error)(?: -)? [\w/.+-]+:\d+:? '([^']+)'"
-                        r"|Triton Error \[CUDA\]: (.*?)\s*$", re.I)
-"""The text cudaGetErrorString printed (Triton's "Triton Error [CUDA]: an illegal memory access was encountered" too); the CUDA samples print it as "Failed to allocate device vector A (error code
+                        r"|Triton Error \[CUDA\]: (.*?)\s*$|\bCUDA failed with error (.*?)\s*$"
+                        r"|\b(no kernel image is available for execution on the device)\b", re.I)
+"""The text cudaGetErrorString printed (Triton's "Triton Error [CUDA]: an illegal memory access was encountered" too,
+and CTranslate2's "CUDA failed with error <text>"); the CUDA samples print it as "Failed to allocate device vector A (error code
 system not yet initialized)!" (vectorAdd), nccl-tests as "Test CUDA failure common.cu:1030 'system not yet initialized'",
 vLLM's custom all-reduce as "Failed: Cuda error /path/custom_all_reduce.cuh:307 'peer access is not supported between
 these two devices'"."""
@@ -231,7 +233,7 @@ def resolve_cuda_error(line: str) -> tuple[int | None, CudaErrorInfo | None]:
         return None, cuda_error_lookup(None, "", nm.group(1))
     m = _TEXT_ONLY.search(line)
     if m:
-        return None, cuda_error_lookup(None, m.group(1) or m.group(2) or m.group(3) or m.group(4) or m.group(5) or "")
+        return None, cuda_error_lookup(None, next((g for g in m.groups() if g), ""))
     return None, None
 
 

@@ -397,7 +397,7 @@ def detect_slurmctld_log(text: str) -> float:
 # ------------------------------------------------------------------ slurmd's log: GPU autodetection
 
 
-_SLURMD_NVML_COUNT = lazy_re(r"_get_system_gpu_list_nvml: (\d{1,6}) GPU system device\(s\) detected")
+_SLURMD_NVML_COUNT = lazy_re(r"_get_system_gpu_list_(?:nvml|rsmi|oneapi|nrt): (\d{1,6}) GPU system device\(s\) detected")
 _SLURMD_GRES = lazy_re(r"GRES\[gpu\] Type:\S+ Count:\d+.*?File:(/dev/nvidia\d+)|Gres Name=gpu .*?File=(/dev/nvidia\d+)")
 _SLURMD_TYPE_NULL = lazy_re(r"_normalize_sys_gres_types: .*?system device `([^`]+)`.*Setting system GRES type to NULL")
 _SLURMD_IGNORED = lazy_re(r"The following autodetected GPUs are being ignored")
@@ -434,6 +434,7 @@ def parse_slurmd_log(text: str) -> SlurmdLog:
     files: dict[str, str] = {}
     ignored: dict[str, str] = {}
     in_ignored = False
+    ignored_line = ""
     null: dict[str, str] = {}
     fatal: list[tuple[str, str]] = []
     errors: list[tuple[str, str]] = []
@@ -443,6 +444,7 @@ def parse_slurmd_log(text: str) -> SlurmdLog:
             detected = (int(m.group(1)), s)
         elif _SLURMD_IGNORED.search(s):
             in_ignored = True
+            ignored_line = s
             continue
         elif m := _SLURMD_GRES.search(s):
             (ignored if in_ignored else files).setdefault(m.group(1) or m.group(2), s)
@@ -456,6 +458,8 @@ def parse_slurmd_log(text: str) -> SlurmdLog:
         elif m := _SLURMD_ERROR.search(s):
             errors.append((m.group(1).strip(), s))
         in_ignored = False  # the ignored GPUs' records follow their warning line, one per line
+    if ignored_line and not ignored:  # the warning kept, the records under it cut from the paste
+        ignored["(the records are cut from this paste)"] = ignored_line
     return SlurmdLog(detected, tuple(files.items()), tuple(ignored.items()), tuple(null.items()), tuple(fatal),
                      tuple(errors))
 

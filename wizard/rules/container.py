@@ -242,6 +242,18 @@ def _daemonsets(sets: list[Any]) -> list[Finding]:
     driver upgrade, not finished); every daemonset ready and up to date passes (DESIRED 0: no node selected)."""
     if not sets:
         return []
+    operator = [d for d in sets if re.search(r"gpu-feature-discovery|nvidia-(?:dcgm|operator-validator|driver|"
+                                              r"container-toolkit|mig-manager)", d.name)]
+    if len(operator) >= 3 and not any("device-plugin" in d.name for d in sets):
+        # the GPU Operator's other daemonsets, not its device plugin: nothing registers nvidia.com/gpu with the kubelet
+        return [Finding("driver.k8s_pods", Verdict.FAIL,
+                        Msg("the GPU Operator's daemonsets are listed ({names}) but not its device plugin "
+                            "(nvidia-device-plugin-daemonset): nothing advertises nvidia.com/gpu, so no GPU pod is "
+                            "scheduled", names=", ".join(d.name for d in operator[:5])), "node",
+                        tuple(d.line for d in sets[:8]),
+                        "Check the ClusterPolicy (`kubectl get clusterpolicy -o yaml`: devicePlugin.enabled) and the "
+                        "operator's log for why it did not create the device plugin's daemonset; a node label that "
+                        "disables it (nvidia.com/gpu.deploy.device-plugin=false) keeps it off that node.", SRC_PODS)]
     short = [d for d in sets if d.ready < d.desired]
     if short:
         stuck = [d for d in short if (age_s(d.line) or 0) >= STUCK_S]

@@ -143,13 +143,13 @@ def _device_count(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Fi
                         SRC_SAMPLES)]
     want = to_int(exp.get("gpu_count")) if exp else None
     if isinstance(want, int) and want > n:
-        return [Finding(fid, Verdict.WARN, (Msg('deviceQuery: CUDA sees {n} GPU(s), the plan expects {want}', n=n, want=want) + (f' ({names})' if names else '')), "host", ev,
+        return [Finding(fid, Verdict.WARN, (Msg('deviceQuery: CUDA sees {n} GPU(s), the plan expects {want}', n=n, want=want) + (Msg(' ({names})', names=names) if names else '')), "host", ev,
                         "Check CUDA_VISIBLE_DEVICES and that `nvidia-smi -L` lists every GPU; a missing GPU is a "
                         "health.gpu_pci question (lspci).", SRC_SAMPLES)]
     if dq.result != "PASS":
-        return [Finding(fid, Verdict.UNKNOWN, (Msg('deviceQuery: CUDA detected {n} GPU(s) but the paste has no Result line', n=n) + (f' ({names})' if names else '')), "host", ev or _nonempty(text),
+        return [Finding(fid, Verdict.UNKNOWN, (Msg('deviceQuery: CUDA detected {n} GPU(s) but the paste has no Result line', n=n) + (Msg(' ({names})', names=names) if names else '')), "host", ev or _nonempty(text),
                         "Paste the whole deviceQuery output (it ends with 'Result = PASS' or FAIL).", SRC_SAMPLES)]
-    return [Finding(fid, Verdict.PASS, (Msg('deviceQuery: CUDA sees {n} GPU(s) and Result = PASS', n=n) + (f' ({names})' if names else '') + Msg('; it proves the driver and the CUDA runtime work, not that the GPU performs under load')), "host", ev, "", SRC_SAMPLES)]
+    return [Finding(fid, Verdict.PASS, (Msg('deviceQuery: CUDA sees {n} GPU(s) and Result = PASS', n=n) + (Msg(' ({names})', names=names) if names else '') + Msg('; it proves the driver and the CUDA runtime work, not that the GPU performs under load')), "host", ev, "", SRC_SAMPLES)]
 
 
 def judge_device_query(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Finding]:

@@ -150,7 +150,10 @@ def _targets(facts: LspciFacts, nics: bool = False) -> list[LspciDevice]:
     """The devices whose link is judged: NVIDIA GPUs, and with ``nics`` the ConnectX/BlueField NICs (their link
     bounds the inter-node rails); for a pasted snippet without header lines, the snippet itself (its device is not
     named)."""
-    found = facts.gpus + (facts.rdma_nics if nics else [])
+    # an SR-IOV virtual function has no link of its own (lspci: "Speed unknown, Width x0"): its physical function's
+    # link is the one to judge (PCI-SIG SR-IOV: a VF shares the PF's physical port)
+    found = [d for d in facts.gpus + (facts.rdma_nics if nics else [])
+             if not re.search(r"\bVirtual Function\b", d.header)]
     if found:
         return found
     return [d for d in facts.snippets if d.lnksta.present or d.lnkcap.present or d.aer.seen]

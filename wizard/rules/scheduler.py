@@ -292,7 +292,10 @@ def judge_slurmd_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            Msg("slurmd's GPU autodetection found {n} GPU(s), the plan says {want}", n=n, want=want),
                            "host", ev, Msg(REMEDY_GRES, node="NODE"), SRC_SLURMD))
     if d.ignored:
+        cut = d.ignored[0][0].startswith("(")  # the warning kept, its records cut from the paste
         out.append(Finding(SLURM_ID, Verdict.FAIL,
+                           Msg("slurmd ignores autodetected GPUs (their records are cut from this paste): no GPU GRES "
+                               "in slurm.conf or gres.conf matches them, so no job gets them") if cut else
                            Msg("slurmd ignores {n} autodetected GPU(s) ({files}): no GPU GRES in slurm.conf or gres.conf "
                                "matches them, so no job gets them", n=len(d.ignored),
                                files=", ".join(f for f, _ in d.ignored[:8])), "host",

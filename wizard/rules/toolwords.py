@@ -55,6 +55,7 @@ _FAIL = lazy_re(
     r"|\bJob for \S+ failed\b"  # systemctl start/restart: "Job for X.service failed because the control process exited"
     r"|\bError found\. Mode \w+, total errors (?:0x)?[1-9a-fA-F]"  # memtest_vulkan: a VRAM cell read back wrong
     r"|\bio_u error on file \S+: Input/output error"  # fio: the device returned EIO (a media or controller fault)
+    r"|\bpyxis: container start failed\b|\bspank: required plugin \S+ \w+\(\) failed"  # Slurm: the job's container never ran
     r"|\bCMake Error\b|\bConfiguring incomplete, errors occurred|returned non-zero exit status [1-9]"  # a build stopped
     r"|\bbuilder (?:for '[^']+' )?failed with exit code [1-9]"  # Nix (held-out round 67: the nvidia-open module build)
     r"|compute capability [\d.x]+ (?:or (?:higher|newer|above) )?(?:is )?required"  # the GPU lacks what the program needs
@@ -93,7 +94,8 @@ _WARN = lazy_re(r"\bWARN(?:ING)?\b|\blevel=warn(?:ing)?\b|^W\d{4} \d\d:\d\d|^-W-
 """ibutils / ibdiagnet and the MLNX tools mark their lines ``-I-`` (information), ``-W-`` (warning) and ``-E-`` (error)."""
 _CUDA_ERR = lazy_re(r"\bcuda\w*[^\n]{0,40}?\b(?:err(?:or)?|failure)\b[:= ]*\s*(\d{1,4})\b", re.I)
 """An application printing a CUDA runtime/driver error number ("cudart init failure: 999", "cudaSetDevice err: 999")."""
-_CUDA_TEXT = lazy_re(r"\(error code [^)]+\)|\bCUDA error\b|\bCUDA failure\b|\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+", re.I)
+_CUDA_TEXT = lazy_re(r"\(error code [^)]+\)|\bCUDA error\b|\bCUDA failure\b|\bCUDA failed with error\b|"
+                     r"\bno kernel image is available\b|\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+", re.I)
 """A line that may name a CUDA error by its text or name rather than its number (then resolved by the table)."""
 _PASS = lazy_re(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count:? [1-9]\d*\b|"
                    r"\bTest(?:s)? PASSED\b|\bPASSED\b|\bResult\s*[=:]\s*PASS\b|\bAll (?:\d+ )?tests? passed\b|"
