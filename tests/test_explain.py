@@ -731,3 +731,22 @@ def test_no_break_spaces_and_triple_quote_marks_are_undone_before_reading():
                                       "SMART overall-health self-assessment test result: PASSED"))
     r = explain_text(body)  # synthetic_ quoting of a real smartctl -H shape
     assert r.kind is not None and r.verdict is Verdict.PASS
+
+
+def test_host_banners_split_a_fleet_sweep_but_section_titles_do_not():
+    """Held-out round 185: `for h in ...; do echo "=== $h ==="; ssh $h nvidia-smi ...; done` prints a banner per
+    host; each host's output is judged on its own (one host's NVML mismatch fails the paste). A script's section
+    titles without a digit ("=== nvidia-smi ===", "=== GPU Identity ===") are not host banners."""
+    from wizard.explain import split_parts
+
+    sweep = text(PUBLIC / "nvidia-smi-query-gpu__fleet-sweep-nvml-driver-library-mismatch.txt")
+    assert len(split_parts(sweep)) == 3
+    r = explain_text(sweep, "sweep")
+    assert r.verdict.value == "fail" and any("cannot talk to the NVIDIA driver" in f.message for f in r.findings)
+    from wizard.explain import _HOST_BANNER
+
+    assert [bool(_HOST_BANNER.match(t)) for t in ("=== gpu-worker-1 ===", "--- node03 ---", "=== nvidia-smi ===",
+                                                  "=== GPU Identity ===", "=== GPU ===", "------")] == [
+        True, True, False, False, False, False]
+    titles = "=== GPU Identity ===\nGPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\n=== Clock Speeds ===\nx\n"
+    assert len(split_parts(titles)) == 1

@@ -181,3 +181,17 @@ def test_zero_gpus_in_capacity_fails_and_tegra_discovery_warns():
     assert 'deviceDiscoveryStrategy "tegra"' in tegra.findings[0].message
     bare = explain_text(text(PUBLIC / "kubectl-describe-node__k8s122-ubuntu2004-no-nvidia-gpu-in-capacity-partial.txt"))
     assert bare.kind == "kubectl-describe-node" and bare.verdict is Verdict.WARN
+
+
+def test_daemonsets_not_ready_rollout_behind_and_device_plugin_missing():
+    """kubectl get daemonsets (real): every GPU Operator daemonset 0 of 1 ready after 31 minutes fails (round 183);
+    ready but 3 of 4 up to date warns (round 170); a trimmed listing of the operator's daemonsets without its device
+    plugin fails (round 207)."""
+    def verdicts(name: str) -> list:
+        return [(f.id, f.verdict) for f in explain_text(text(PUBLIC / name), name).findings]
+
+    assert verdicts("kubectl-get-ds__gpu-operator-microk8s-none-ready.txt") == [("driver.k8s_pods", Verdict.FAIL)]
+    assert verdicts("kubectl-get-daemonset__nvidia-driver-upgrade-stuck-3-of-4-up-to-date.txt") == [
+        ("driver.k8s_pods", Verdict.WARN)]
+    missing = explain_text(text(PUBLIC / "kubectl-get-ds__eks-gpu-operator-device-plugin-ds-missing.txt"), "x")
+    assert missing.verdict is Verdict.FAIL and "not its device plugin" in missing.findings[0].message

@@ -894,3 +894,19 @@ def test_dram_ecc_disabled_on_every_memory_node_warns():
     r = explain_text(text(PUBLIC / "dmesg-grep-edac__128cpu-epyc-zen1-8-nodes-dram-ecc-disabled-all-nodes.txt"))
     f = next(f for f in r.findings if f.id == "health.host_memory")
     assert f.verdict is Verdict.WARN and "8 memory node(s)" in f.message
+
+
+def test_a_port_named_in_this_boot_that_never_came_up_has_not_lost_its_link():
+    """Held-out round 179 (real HGX H100 boot): three unused Ethernet ports, renamed by udev in this log, print one
+    'Link down' when opened without a carrier: no health.nic_link warning. The same port shown up earlier in the log
+    (an edit) and then down has lost its link: warn."""
+    from wizard.explain import explain_text
+
+    t = text(PUBLIC / "dmesg__hgx-h100-boot-nvswitch-cx7-healthy.txt")
+    r = explain_text(t, "x")
+    assert r.verdict is Verdict.PASS and not [f for f in r.findings if f.id == "health.nic_link"]
+    assert "4 NVSwitch(es) probed" in r.findings[0].message
+    up = "kern  :info  : 2025-01-17T15:37:00,000000+00:00 mlx5_core 0000:9d:00.1 enp157s0f1np1: Link up\n"
+    i = t.index("kern  :info  : 2025-01-17T15:37:28,650514")
+    lost = [f for f in explain_text(t[:i] + up + t[i:], "y").findings if f.id == "health.nic_link"]
+    assert [f.verdict for f in lost] == [Verdict.WARN] and "enp157s0f1np1 lost its link" in lost[0].message

@@ -290,3 +290,11 @@ def test_a_kernel_without_module_support_fails_the_headers_step():
     modules = ProbeOutput("modules", "/proc/modules", text="nvme 57344 3 - Live 0x0000000000000000\n")
     (f,) = os_rules.kernel_headers({"kernel": kernel, "kernel_build": build, "modules": modules}, {})
     assert f.verdict is Verdict.WARN and "no headers for the running kernel" in f.message
+
+
+def test_df_i_is_judged_as_inodes_not_sizes():
+    """Held-out round 189 (real `df -ih`): / has 8 inodes free (100 %): fail, in inodes; no size or /dev/shm finding
+    is made up from inode counts (their 790K read as a 1 MiB /dev/shm before)."""
+    fs = os_rules.judge_df_text(text(PUBLIC / "df-ih__nixos-vm-root-inodes-100pct.txt"), {})
+    assert [(f.id, f.verdict) for f in fs] == [("os.filesystem", Verdict.FAIL)]
+    assert "100% of its inodes used (8 free)" in fs[0].message

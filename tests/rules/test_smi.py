@@ -1028,3 +1028,14 @@ def test_a_power_draw_several_times_the_limit_is_bad_telemetry():
     r = explain_text(text(PUBLIC / "nvidia-smi__rtx-3080-laptop-power-751w-over-80w-cap-partial.txt"))
     f = next(f for f in r.findings if f.id == "health.power_limit" and f.verdict is Verdict.WARN)
     assert "751 W" in f.message and "telemetry is wrong" in f.message
+
+
+def test_busy_with_no_memory_in_use_is_a_stuck_gpu_unless_memory_traffic_shows_work():
+    """Held-out round 185 (real): five GPUs at P0 and 100 % GPU-Util with 0 MiB used and no job: stuck busy (warn,
+    each named). The real L40S capture at 100 % with 0 MiB but Utilization Memory 9 % is work being done (no warn)."""
+    r = explain_text(text(PUBLIC / "nvidia-smi-query-gpu__8gpu-node-phantom-100pct-util-p0.txt"), "x")
+    stuck = [f for f in r.findings if f.id == "health.gpu_processes" and f.verdict is Verdict.WARN]
+    assert [f.subject.split()[1] for f in stuck] == ["1", "3", "4", "5", "7"]
+    assert all("0 MiB of its memory in use" in f.message for f in stuck)
+    l40s = explain_text(text(PUBLIC / L40S_Q), "y")
+    assert not any(f.id == "health.gpu_processes" and f.verdict is Verdict.WARN for f in l40s.findings)

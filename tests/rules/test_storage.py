@@ -511,3 +511,19 @@ def test_a_degraded_mirror_rebuilding_onto_its_replacement_warns():
     both = explain_text(text(PUBLIC / "proc-mdstat__raid1-two-arrays-degraded-_u-recovery-12k-per-sec.txt"))
     by = {f.subject: f.verdict for f in both.findings}
     assert by.get("md1") is Verdict.FAIL and by.get("md0") is Verdict.WARN
+
+
+def test_degraded_array_keeps_the_redundancy_its_level_has_left():
+    """md(4): raid6 survives two failed members, raid5 one. The real RAID6 mdadm --detail (held-out round 189: 9 of 10
+    working) warns, saying it survives one more failure; the same counts on a RAID5 (an edit) fail: no redundancy
+    left. A mirror rebuilding onto its replacement (real, [2/1] recovering) warns."""
+    from wizard.rules.storage import judge_mdstat
+
+    raid6 = (DATA / "public" / "mdadm-detail__raid6-10dev-degraded-2-failed.txt").read_text()
+    (f,) = judge_mdstat(raid6, "mdadm --detail", set())
+    assert f.verdict is Verdict.WARN and "survives 1 more failure" in f.message
+    (g,) = judge_mdstat(raid6.replace("raid6", "raid5"), "mdadm --detail", set())
+    assert g.verdict is Verdict.FAIL and "another failure can lose the data" in g.message
+    mirror = (DATA / "public" / "mdadm-detail__raid1-degraded-rebuilding-10pct.txt").read_text()
+    (h,) = judge_mdstat(mirror, "mdadm --detail", set())
+    assert h.verdict is Verdict.WARN and "recovery 10% done" in h.message

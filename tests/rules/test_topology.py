@@ -183,3 +183,18 @@ def test_nic_affinity_of_an_excerpt_speaks_of_the_rows_shown():
     r = explain_text((CASES / "nvidia-smi-topo__dgx-a100-nv12-12nic-partial.txt").read_text(), "t")
     f = next(f for f in r.findings if f.id == "health.gpu_nic_affinity")
     assert "each of the 4 GPU rows in this excerpt" in f.message and "every GPU" not in f.message
+
+
+def test_grace_superchip_gpus_reach_nics_only_as_sys_and_that_is_their_design():
+    """Held-out round 186 (real GB200 topo -m): every GPU has its own GPU NUMA ID (coherent memory over NVLink-C2C)
+    and every GPU-NIC cell is SYS: the NICs sit on the Grace CPU's PCIe, so no warning. The same matrix without the
+    GPU NUMA ID column (an edit) is an ordinary board whose GPUs reach NICs only across sockets: warn."""
+    from wizard.explain import explain_text
+
+    t = text(PUBLIC / "nvidia-smi-topo__gb200-4gpu-nv18-grace-6nics.txt")
+    aff = [f for f in explain_text(t, "x").findings if f.id == "health.gpu_nic_affinity"]
+    assert [f.verdict for f in aff] == [Verdict.PASS] and "Grace superchip" in aff[0].message
+    plain = "\n".join(ln.rsplit(None, 1)[0] if ln.startswith("GPU") else ln.replace("GPU NUMA ID", "")
+                      for ln in t.splitlines())
+    aff2 = [f for f in explain_text(plain, "y").findings if f.id == "health.gpu_nic_affinity"]
+    assert [f.verdict for f in aff2] == [Verdict.WARN]
