@@ -22,7 +22,7 @@ from wizard.rules.driver_chain import several_toolkits, toolkit_and_torch
 from wizard.rules.toolwords import judge as program_said
 from wizard.rules.driver_install import loaded_vs_packaged
 from wizard.model import Finding, Verdict, overall
-from wizard.i18n import Msg, names
+from wizard.i18n import Msg, N_, names
 from wizard.common import lazy_re
 from wizard.parsers.prompt import PROMPT_RE, command_of
 
@@ -153,7 +153,8 @@ _SLURM_CLIENT_INFO = lazy_re(
     r"^(?:salloc|srun|sbatch): (?:Granted job allocation \d+|Pending job allocation \d+|Waiting for resource "
     r"configuration|Nodes \S+ are ready for job|[Jj]ob \d+ queued and waiting for resources|[Jj]ob \d+ has been "
     r"allocated resources|Relinquishing job allocation \d+|Submitted batch job \d+|(?:job \d+ )?[Rr]equested "
-    r"partition configuration not available now)[ \t]*(?:\n|\Z)", re.M)
+    r"partition configuration not available now)[ \t]*(?:\n|\Z)|^pyxis: import(?:ing|ed) docker image\b.*(?:\n|\Z)",
+    re.M)
 """The Slurm client's progress lines that say nothing of the machine, printed before (or after) the job's own
 output: salloc's and srun's "Granted job allocation 7", "Waiting for resource configuration", "Nodes n01 are ready
 for job", "job 12 queued and waiting for resources", "Relinquishing job allocation 7" (salloc(1), srun(1); Slurm's
@@ -320,11 +321,6 @@ _IMAGE_PULL = lazy_re(
     r"|Writing manifest to image destination|Storing signatures)\s*$")
 """A container engine pulling an image (docker's "Pull complete" lines, podman's "Copying blob") before the command
 it runs prints anything: a part made only of these is not an output, and is left out."""
-
-_LAUNCHER_SAID = lazy_re(r"\s*(?:salloc|srun|sbatch|pyxis):\s.*")
-"""A Slurm launcher's own status lines (``salloc: Granted job allocation 6``, ``srun: job 12 queued``, pyxis's
-``pyxis: importing docker image``): between the outputs of the commands run in an allocation, not an output; a part
-made only of these is left out (held-out round 183)."""
 
 COMMANDS_SEEN: dict[int, str] = {}
 """During one split: line number after a prompt -> the command typed at it."""
@@ -632,7 +628,15 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
                   kind: str | None = None) -> Explained:
     """:func:`explain_text` without the bound on findings."""
     exp = dict(expectations or {})
+    raw = text
     text = _named_noheader_rows(clean(text))
+    if raw.strip() and not text.strip():  # only the Slurm client's progress lines: the job printed nothing here
+        return Explained(name, None, "", [Finding(
+            "explain.unknown_input", Verdict.UNKNOWN,
+            N_("only the Slurm client's progress lines (salloc/srun/sbatch: the job was queued and got its "
+               "allocation): the job's own output, what would show the machine, is not in this paste"), "input",
+            tuple(ln.strip() for ln in raw.splitlines() if ln.strip())[:5],
+            N_("Paste what the job printed on the node (the command run inside the allocation)."), "")], 0.0)
     hosts = _host_blocks(text)
     if hosts and kind is None and detect(text)[1] >= WHOLE_BEATS_HOSTS:
         hosts = []  # labels that are the output's own (edac-util's "mc0: ..." per memory controller, held-out round 80)
@@ -671,8 +675,6 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
         if k is None:
             if len(pieces) > 1 and all(_IMAGE_PULL.match(ln) for ln in lines if ln.strip()):
                 continue  # `docker run` pulling its image before the command's output (round 20): not an output
-            if len(pieces) > 1 and all(_LAUNCHER_SAID.fullmatch(ln) for ln in lines if ln.strip()):
-                continue  # salloc/srun's status lines between the commands run in the allocation
             said = program_said(body)
             if len(pieces) > 1 and sum(1 for ln in lines if ln.strip()) < 3 and not any(
                     f.verdict is Verdict.FAIL for f in said):

@@ -36,7 +36,8 @@ _KV = lazy_re(r"^\s*(NVRM version|CUDA version|Device Index|Device Minor|Model|B
                  r"Architecture):\s*(.*?)\s*$")
 _CLI_ERROR = lazy_re(r"nvidia-container-cli(?:\.real)?: (?:(\w[\w ]*?) error: )?(.*)$")
 _DOCKER_NO_RUNTIME = lazy_re(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]|"
-                                r"unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia")
+                                r"unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia|"
+                                r"exec: \\?\"nvidia-container-runtime-hook\\?\": executable file not found")
 _NO_INJECT = lazy_re(r"exec: \\?\"nvidia-smi\\?\": executable file not found in \$PATH")
 """Docker/runc starting ``nvidia-smi`` in a container that got no GPUs: the NVIDIA runtime's hook mounts the driver's
 tools and libraries into a container it gives GPUs to, and an image does not carry nvidia-smi itself."""
