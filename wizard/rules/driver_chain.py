@@ -507,11 +507,11 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         return findings
     if t.available is False:
         parts = [Msg("{who}: torch.cuda.is_available() is False", who=who)]
-        warned = next((m.group(1).strip() for ln in raw_lines
-                       if (m := TORCH_USER_WARNING.search(ln)) and "CUDA initialization" not in ln), "")
+        warned = next(((m.group(1).strip(), ln.strip()) for ln in raw_lines
+                       if (m := TORCH_USER_WARNING.search(ln)) and "CUDA initialization" not in ln), None)
         if warned:  # torch's own reason ("Can't initialize NVML"), the first thing to read
-            parts[0] += Msg(" (torch warned: '{warning}')", warning=warned)
-            ev = tuple(dict.fromkeys(list(ev) + [next(ln.strip() for ln in raw_lines if warned in ln)]))
+            parts[0] += Msg(" (torch warned: '{warning}')", warning=warned[0])
+            ev = tuple(dict.fromkeys(list(ev) + [warned[1]]))
         remedy = REMEDY_UPGRADE
         if chain is not None:
             parts.append(chain[1])
@@ -603,7 +603,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                                 "" if chain[0] is Verdict.PASS else REMEDY_UPGRADE, f"{chain[2]}; {SRC_TORCH}"))
     whole = [g for g in t.gpus if g not in t.mig]
     if t.mig and not whole:  # every listed GPU is split into MIG instances: CUDA sees slices, not whole GPUs
-        from wizard.rules.smi import SRC_MIG
+        from wizard.rules.smi import MIG_OFF_REMEDY, SRC_MIG
         profiles = sorted({m.split()[1] for ms in t.mig.values() for m in ms})
         n = sum(len(ms) for ms in t.mig.values())
         findings.append(Finding(
@@ -612,7 +612,7 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
                 "and NCCL cannot use NVLink between them", gpus=", ".join(g.split(":")[0] for g in t.mig), n=n,
                 profiles=", ".join(profiles)), ", ".join(g.split(":")[0] for g in t.mig),
             tuple(ln for g, ms in t.mig.items() for ln in [g, ms[0]])[:6],
-            "For whole-GPU training turn MIG off: `sudo nvidia-smi -i <index> -mig 0`, then reset the GPU.", SRC_MIG))
+            MIG_OFF_REMEDY, SRC_MIG))
     if t.mig and whole:  # collect_env's GPU list: MIG instances under some GPUs, whole GPUs beside them
         from wizard.rules.smi import mixed_mig
         findings.append(mixed_mig([g.split(":")[0] for g in t.mig], len(whole),

@@ -508,7 +508,7 @@ def _processes(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list
         util, used = g.num("utilization.gpu"), g.num("memory.used")
         mem_util = g.num("utilization.memory")
         if (not procs and util is not None and util >= PHANTOM_UTIL_PCT and used is not None and used < 1
-                and not (mem_util or 0) > 0):  # memory traffic (Utilization Memory above 0 %) is work being done
+                and not mem_util):  # memory traffic (Utilization Memory above 0 %) is work being done
             # busy with no memory in use: every CUDA context holds memory, so nothing is running there
             out.append(Finding("health.gpu_processes", Verdict.WARN,
                                Msg("{subject}: GPU-Util {util:g} % with 0 MiB of its memory in use: no CUDA context "
@@ -852,6 +852,10 @@ def topic_check(*ids: str) -> Callable[[Outputs, Mapping[str, Any]], list[Findin
     return check
 
 
+MIG_OFF_REMEDY = N_("For whole-GPU training turn MIG off: `sudo nvidia-smi -i <index> -mig 0`, then reset the GPU.")
+"""The remedy for MIG found on (every) GPU when the GPU's index is not known."""
+
+
 def judge_mig_listing(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``health.mig`` from ``nvidia-smi mig -lgip`` (and its -lgi/-lcip/-lci siblings): MIG is enabled on the GPUs it
     lists (nvidia-smi prints these tables only in MIG mode); like the health check's MIG finding, a pass that says
@@ -870,5 +874,5 @@ def judge_mig_listing(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return [Finding("health.mig", Verdict.PASS,
                     Msg("MIG is enabled ({what}); some per-GPU fields (volatile ECC, row remapping, utilization) "
                         "cannot be read in this mode", what=what), "GPU " + ", ".join(map(str, gpus)), tuple(str(r["line"]) for r in rows)[:8],
-                    "For whole-GPU training turn MIG off: `sudo nvidia-smi -i <index> -mig 0`, then reset the GPU.",
+                    MIG_OFF_REMEDY,
                     SRC_MIG)]

@@ -663,12 +663,17 @@ def judge(text: str) -> list[Finding]:
     waits = [(int(m.group(1)), int(m.group(2)), ln.strip()) for ln in lines for m in [_STORE_WAIT.search(ln)] if m]
     stuck = waits[-1] if len(waits) >= 3 and waits[-1][1] < waits[-1][0] and waits[-1][1] == waits[0][1] else None
     if met or stuck:  # the process group's ranks never all joined: the job cannot run
-        quote = _quote(met) if met else Msg("the store-based barrier still waits with {n} of {world} ranks joined",
-                                            n=stuck[1], world=stuck[0]) if stuck else ""
+        if met:
+            quote, hits = _quote(met), met
+        else:
+            assert stuck is not None
+            quote = Msg("the store-based barrier still waits with {n} of {world} ranks joined", n=stuck[1],
+                        world=stuck[0])
+            hits = [stuck[2]]
         return [Finding("explain.program_said", Verdict.FAIL,
                         Msg("the job's ranks never all met: {quote}: a rank did not arrive (it died or hangs, or cannot "
                             "reach the rendezvous store or its peers over the network)", quote=quote), "input",
-                        tuple((met or [stuck[2]] if stuck else met)[:5]),
+                        tuple(hits[:5]),
                         "Find the rank that did not arrive: its own log (a crash, an OOM kill, an Xid on its node), then "
                         "check that every node reaches MASTER_ADDR:MASTER_PORT and the others (firewall, the interface "
                         "NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME names); rerun with NCCL_DEBUG=INFO and "
