@@ -335,3 +335,16 @@ def test_a_full_filesystem_and_nccl_result_codes_in_other_programs_fail():
     nccl = explain_text(text(PUBLIC / "jax-trainer-log__8xh100-cupy-nccl-groupend-nccl-error-remote-error-partial.txt"))
     f = next(f for f in nccl.findings if f.verdict is Verdict.FAIL)
     assert "NCCL_ERROR_REMOTE_ERROR" in f.message
+
+
+def test_a_store_barrier_that_never_fills_fails_in_both_of_torchs_wordings():
+    """PyTorch 1.x logs worker_count=, 2.x num_workers_joined= (torch/distributed/distributed_c10d.py); the lines below
+    are synthetic_ (built from those format strings, not a captured run)."""
+    real = toolwords.judge(text(PUBLIC / "pytorch-error__store-barrier-worker-count-1-of-8.txt"))
+    assert [f.verdict for f in real] == [Verdict.FAIL] and "1 of 8 ranks joined" in real[0].message
+    line = ("INFO:torch.distributed.distributed_c10d:Waiting in store based barrier to initialize process group for "
+            "rank: 0, key: store_based_barrier_key:1 (world_size=4, num_workers_joined={n}, timeout=0:30:00)\n")
+    stuck = toolwords.judge(line.format(n=3) * 3)
+    assert [f.verdict for f in stuck] == [Verdict.FAIL] and "3 of 4 ranks joined" in stuck[0].message
+    assert not any(f.verdict is Verdict.FAIL for f in toolwords.judge(line.format(n=3) * 2))  # still gathering
+    assert not any(f.verdict is Verdict.FAIL for f in toolwords.judge(line.format(n=2) + line.format(n=3) * 2))

@@ -83,7 +83,13 @@ store (the NCCL communicator never came up), a gloo send/recv or the store-based
 arrived: it died, hangs, or cannot reach the store or the peer). PyTorch distributed documentation, init_process_group
 timeout (https://pytorch.org/docs/stable/distributed.html)."""
 _STORE_WAIT = lazy_re(r"Waiting in store based barrier to initialize process group .*\(world_size=(\d{1,6}), "
-                      r"worker_count=(\d{1,6}),")
+                      r"(?:worker_count|num_workers_joined)=(\d{1,6}),")
+"""torch.distributed's store-based barrier logs this line again and again while it waits for every rank to add itself
+to the store (``_store_based_barrier`` in torch/distributed/distributed_c10d.py: ``worker_count=`` up to PyTorch 1.13,
+``num_workers_joined=`` since 2.0; every 10 s or more until the group's timeout,
+https://github.com/pytorch/pytorch/blob/main/torch/distributed/distributed_c10d.py).
+One or two such lines are a rendezvous in progress; three or more whose last still counts fewer workers than
+world_size, and no more than the first did, are ranks that never arrive: the group cannot form."""
 _ENOSPC = lazy_re(r"\[Errno 28\] No space left on device|\bNo space left on device\b|\bENOSPC\b")
 """errno 28: the filesystem (or its inodes, or the user's quota) is full."""
 _CRASH = lazy_re(r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b")
