@@ -421,7 +421,7 @@ def _build_kinds() -> dict[str, Kind]:
         ("systemctl status nvidia-fabricmanager", "systemctl status nvidia-persistenced")),
     Kind("nvidia-smi-versions", "nvidia-smi's header values, one per line (NVIDIA-SMI / Driver Version / CUDA Version)",
          p_host_kinds.detect_smi_versions, pasted.host_kinds_judge_smi_versions, ("nvidia-smi | head -3",)),
-    Kind("fabricmanager-log", "Fabric Manager log (/var/log/fabricmanager.log), or what its start script prints", p_fabricmanager.detect_fm_log,
+    Kind("fabricmanager-log", "Fabric Manager log (/var/log/fabricmanager.log), what its start script prints, or the IMEX daemon's log (same record format)", p_fabricmanager.detect_fm_log,
          fm_rules.judge_fm_log_text, ("tail -n 200 /var/log/fabricmanager.log",)),
     Kind("fabricmanager-version", "nv-fabricmanager --version", p_packages.detect_fm_version,
         driver_install.judge_fm_version_text, ("nv-fabricmanager --version",)),
@@ -469,6 +469,9 @@ def _build_kinds() -> dict[str, Kind]:
          p_bmc.detect_sel_info, bmc_rules.judge_sel_info_text, ("sudo ipmitool sel info",)),
     Kind("ipmitool-sdr", "ipmitool sdr elist / sdr list / sensor (the BMC's sensors: power supplies, fans, temperatures)",
          p_bmc.detect_sdr, bmc_rules.judge_sdr_text, ("sudo ipmitool sdr elist", "sudo ipmitool sensor")),
+    Kind("redfish", "Redfish JSON from a BMC (Systems, Chassis, Memory, Processors, LogServices entries: each "
+         "resource's Status Health, each log entry's Severity)", p_bmc.detect_redfish, bmc_rules.judge_redfish_text,
+         ("curl -sk -u USER https://BMC/redfish/v1/Systems/1",)),
     Kind("ipmitool-chassis-status", "ipmitool chassis status (the BMC's power state and chassis faults)",
          p_bmc.detect_chassis_status, bmc_rules.judge_chassis_status_text, ("sudo ipmitool chassis status",)),
     Kind("ipmitool-error", "ipmitool failing to reach a BMC (Could not open device at /dev/ipmi0, Unable to establish "

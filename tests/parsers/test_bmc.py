@@ -190,3 +190,29 @@ def test_freeipmi_ipmimonitoring_rows_are_read_as_sensor_readings():
                                  "| Critical | 55.00      | C     | 'At or Above (>=) Upper Critical Threshold'"))
     inlet = next(r for r in hot.readings if r.name == "Inlet Temp")
     assert inlet.status == "cr" and inlet.value == 55.0
+
+
+def test_a_sel_in_a_cjk_locale_is_read_with_its_dates():
+    """Held-out round 232 (real): ipmitool prints the date and time with the locale's %x %X ("2026年09月02日 |
+    01時15分26秒 JST")."""
+    from tests.probe_data import PUBLIC
+
+    body = text(PUBLIC / "ipmitool-sel__supermicro-4028gr-trt-p100-uncorrectable-ecc-dimme1.txt")
+    assert bmc.detect_sel(body) >= 0.8
+    rec = bmc.parse_sel(body).records[0]
+    assert rec.when == dt.datetime(2026, 9, 2, 1, 15, 26) and rec.zone == "JST" and "Uncorrectable ECC" in rec.event
+
+
+def test_redfish_statuses_and_log_entries_are_read_from_one_document_or_json_lines():
+    """Held-out round 232 (real): a Supermicro BMC's Memory resources as JSON lines, a Dell iDRAC system, an iDRAC
+    Lifecycle log entry; a typed curl line before the JSON is skipped."""
+    from tests.probe_data import PUBLIC
+
+    mem = bmc.parse_redfish(text(PUBLIC / "redfish-memory__supermicro-x10drg-5-dimms-two-health-critical.txt"))
+    assert mem.documents == 5 and [s.name for s in mem.statuses if s.health == "Critical"] == ["P1_DIMMA1", "P1_DIMMA2"]
+    dell = bmc.parse_redfish(text(PUBLIC / "redfish-system__dell-r6515-idrac9-rollups-ok.txt"))
+    assert any(s.top and s.health == "OK" for s in dell.statuses)
+    assert {"MemorySummary", "ProcessorSummary"} <= {s.name for s in dell.statuses}
+    log = bmc.parse_redfish(text(PUBLIC / "redfish-lclog__idrac-inlet-temperature-upper-warning.txt"))
+    assert [e.severity for e in log.entries] == ["Warning"] and "inlet temperature" in log.entries[0].message
+    assert bmc.detect_redfish('{"json_format_version": [1, 0]}') == 0.0

@@ -253,3 +253,12 @@ def test_a_kernel_log_flattened_into_one_line_is_split_at_its_timestamps():
     log = kl.parse_kernel_log("\n".join(lines))
     assert "dmesg-ctime" in log.formats and {e.kind for e in log.events} >= {"aer"}
     assert kl.record_seconds(log.records[1]) == 25 * 86400 + 16 * 3600 + 20 * 60 + 28
+
+
+def test_a_tool_quoting_the_kernel_banner_or_a_fabric_daemons_log_is_not_a_kernel_log():
+    """Held-out rounds 223 and 229 (real): enroot-check prints "Linux version ..." among its own OK/KO lines; the IMEX
+    daemon logs "[Apr 20 2026 19:05:12] [INFO] [tid 141] ...", Fabric Manager's record format. Neither is a kernel log;
+    /proc/version alone (the banner is most of it) still is."""
+    assert kl.detect_kernel_log(text(PUBLIC / "enroot-check__verify-nvidia-container-cli-ko.txt")) < 0.3
+    assert kl.detect_kernel_log(text(PUBLIC / "imex-log__compute-domain-daemon-peer-connect-retries.txt")) == 0.0
+    assert kl.detect_kernel_log("Linux version 6.8.0-45-generic (buildd@lcy02-amd64-115) (gcc 13.2.0) #45-Ubuntu\n") >= 0.8

@@ -311,3 +311,13 @@ def test_version_matches(row, vid, minv, ok):
                                            ("r610-open", "610"), ("", ""), (None, ""), (True, ""), ("latest", "")])
 def test_branch_number(value, branch):
     assert branch_number(value) == branch
+
+
+def test_dmidecode_3_6_binary_unit_sizes_are_read():
+    """dmidecode 3.6 and later print "Size: 32 GiB" (held-out round 222, real: a dmidecode 3.7 paste), which earlier
+    bringup left as an unknown size and counted no DIMM."""
+    from tests.probe_data import PUBLIC
+
+    devs, problems, seen = pp.parse_dmidecode_memory(text(PUBLIC / "dmidecode-memory__2x5090-ws-ddr5-non-ecc-4200.txt"))
+    assert seen and not problems and [d.size_mib for d in devs] == [32 * 1024]
+    assert devs[0].configured_speed_mts == 4200

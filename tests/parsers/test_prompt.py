@@ -33,3 +33,11 @@ def test_typed_finds_a_command_at_a_prompt_with_or_without_sudo():
     assert typed("some text\n# dpkg -l | grep nvidia\n", "dpkg")
     assert typed("[root@n1 ~]# rpm -qa | grep nvidia\n", "rpm -q")
     assert not typed("nvidia/535.183.01: added\nrun dkms status to see more\n", "dkms status")
+
+
+def test_a_json_line_with_odata_metadata_is_not_a_prompt():
+    """Redfish JSON lines hold '"@odata.context":"/redfish/v1/$metadata#Memory.Memory"': an '@', then '$...#' and a
+    word, which a user@host prompt pattern took for a root prompt (held-out round 232)."""
+    line = '{"@odata.context":"/redfish/v1/$metadata#Memory.Memory","@odata.type":"#Memory.v1_1_0.Memory"}'
+    assert not PROMPT_RE.match(line)
+    assert PROMPT_RE.match("root@node01:~# nvidia-smi -q") and PROMPT_RE.match("user@host:~$ dmesg")

@@ -73,3 +73,13 @@ verify:        0        0         0         0          0          0.000         
 """
     d = parse_smartctl(text).devices[0]
     assert d.uncorrected == {"read": 0, "write": 2, "verify": 0} and d.protocol == "SCSI"
+
+
+def test_nvme_smart_log_fields_without_their_header_are_read():
+    """Held-out round 230 (real): nvme smart-log pasted from its critical_warning line on, and four fields of it with
+    the warning in hex (0x2)."""
+    dev = parse_smartctl(text(PUBLIC / "nvme-smart-log__samsung-970-evo-healthy.txt")).devices[0]
+    assert dev.nvme["critical_warning"] == 0 and dev.nvme["available_spare"] == 100
+    hot = text(PUBLIC / "nvme-smart-log__samsung-980-critical-warning-0x2-84c.txt")
+    assert detect_smartctl(hot) >= 0.8 and parse_smartctl(hot).devices[0].nvme["critical_warning"] == 2
+    assert detect_smartctl("critical_warning : 0\n") == 0.0  # one field alone is not the log

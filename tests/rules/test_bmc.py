@@ -473,3 +473,22 @@ def test_comma_separated_sel_is_read():
     r = explain_text(text(PUBLIC / "ipmi-sel__supermicro-fana-lower-critical-non-recoverable-flapping-partial.txt"))
     assert r.kind == "ipmitool-sel" and r.verdict is Verdict.FAIL
     assert any("FANA" in f.message and "Lower Critical Going Low" in f.message for f in r.findings)
+
+
+def test_redfish_a_critical_component_fails_a_bare_rollup_warns_log_severities_count_and_all_ok_passes():
+    """Held-out round 232 (real): two DIMMs at Health Critical; a system rolled up to Critical with its CPU and memory
+    summaries OK (the BMC does not say what); an iDRAC log entry at Warning; a Dell system whose every Status is OK; a
+    collection of links (no Status: unknown)."""
+    def judge(name: str) -> list:
+        return bmc.judge_redfish_text(text(PUBLIC / name), {})
+
+    (dimms,) = judge("redfish-memory__supermicro-x10drg-5-dimms-two-health-critical.txt")
+    assert dimms.verdict is Verdict.FAIL and "P1_DIMMA1, P1_DIMMA2" in dimms.message
+    (rollup,) = judge("redfish-system__supermicro-sys-510t-health-critical.txt")
+    assert rollup.verdict is Verdict.WARN and "no component in this document says which" in rollup.message
+    (entry,) = judge("redfish-lclog__idrac-inlet-temperature-upper-warning.txt")
+    assert entry.id == "health.bmc_sel" and entry.verdict is Verdict.WARN
+    (ok,) = judge("redfish-system__dell-r6515-idrac9-rollups-ok.txt")
+    assert ok.verdict is Verdict.PASS and "Health OK" in ok.message
+    (links,) = judge("redfish-processors__witherspoon-ac922-2cpu-6x-gv100.txt")
+    assert links.verdict is Verdict.UNKNOWN

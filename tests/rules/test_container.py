@@ -158,7 +158,7 @@ def test_device_plugin_log_and_node_labels_against_what_the_kubelet_advertises()
     assert f.verdict is Verdict.FAIL and "nvidia.com/gpu.count=1" in f.message
     blocks = explain_text((PUBLIC / "kubectl-describe-node__32cpu-8-gpus-capacity-allocatable-8-healthy-partial.txt")
                           .read_text(), "b")
-    assert blocks.kind == "kubectl-describe-node" and any("8 GPU(s)" in f.message for f in blocks.findings)
+    assert blocks.kind == "kubectl-describe-node" and any("advertises 8 GPUs" in f.message for f in blocks.findings)
 
 
 def test_a_pod_not_ready_after_many_restarts_is_crash_looping():

@@ -581,3 +581,26 @@ def test_slower_ports_on_another_adapter_model_than_the_rails_are_another_networ
     r = explain_text(text(PUBLIC / "ibstat__h100-node-12-mlx5-roce-8x400g-4x100g-all-active-linkup.txt"))
     assert r.verdict is Verdict.PASS
     assert next(f for f in r.findings if f.id == "multinode.ib_port_rate").verdict is Verdict.PASS
+
+
+def test_ibdev2netdev_ethernet_ports_down_beside_eight_active_infiniband_rails_are_another_network():
+    """Held-out round 220 (real): eight ib* rails Up, the front-end card's two Ethernet ports (enp41s0f0np0/f1np1) Down.
+    The netdev names give the link layer; with eight Active fabric ports (one per GPU of an HGX board) the Ethernet
+    ports are not a missing rail. Two Active rails beside them (synthetic_) keep the warning."""
+    body = text(PUBLIC / "ibdev2netdev__dgx-style-8-ib-rails-up-2-eth-down.txt")
+    fs = [f for f in explain_text(body).findings if f.id == "multinode.ib_port_state"]
+    assert [f.verdict for f in fs] == [Verdict.PASS] and "another network" in fs[0].message
+    few = "mlx5_0 port 1 ==> ibp24s0 (Up)\nmlx5_3 port 1 ==> ibp64s0 (Up)\nmlx5_1 port 1 ==> enp41s0f0np0 (Down)\n"
+    assert any(f.verdict is Verdict.WARN for f in explain_text(few).findings if f.id == "multinode.ib_port_state")
+
+
+def test_an_indented_mlxlink_paste_is_read_and_an_sdr_link_fails():
+    """Held-out round 231 (real): mlxlink pasted as an indented code block, the port Active at IB-SDR 4x."""
+    e = explain_text(text(PUBLIC / "mlxlink__mlx5_0-forced-ib-sdr-4x-cable-sdr-only.txt"))
+    assert e.kind == "mlxlink" and e.verdict is Verdict.FAIL and "IB-SDR" in e.findings[0].message
+
+
+def test_perftest_couldnt_read_remote_address_is_the_connection_exchange_failing():
+    """Held-out round 220 (real): the ib_read_bw server's ethernet_read_keys error."""
+    e = explain_text(text(PUBLIC / "ib_read_bw__connectx3-mlx4-server-couldnt-read-remote-address.txt"))
+    assert e.verdict is Verdict.FAIL and any("Couldn't read remote address" in f.message for f in e.findings)

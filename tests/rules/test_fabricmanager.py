@@ -83,3 +83,13 @@ def test_one_fabric_manager_record_pasted_alone_is_read_and_an_abort_fails():
                           ("fabricmanager-log__multicast-team-setup-failed-to-find-gpu-handle.txt", Verdict.FAIL)):
         r = explain_text(text(PUBLIC / name))
         assert r.kind == "fabricmanager-log" and r.verdict is verdict, (name, r.kind, r.verdict)
+
+
+def test_the_imex_daemons_log_is_named_and_a_peer_retried_for_ever_fails():
+    """Held-out round 229 (real): a compute-domain daemon at attempt #557516 to nodes 13 and 15 (the domain never
+    formed); and a healthy single-node IMEX start (public, connected to its one node)."""
+    (f,) = judge_fm_log_text(text(PUBLIC / "imex-log__compute-domain-daemon-peer-connect-retries.txt"), {})
+    assert f.verdict is Verdict.FAIL and "node(s) 13, 15" in f.message and "557516" in f.message
+    (ok,) = judge_fm_log_text(text(PUBLIC / "nvidia-imex-log__gb200-computedomain-570.124.06-single-node-connected-"
+                                            "gpu-event-subscribed-healthy-partial.txt"), {})
+    assert ok.verdict is Verdict.PASS and "IMEX daemon" in ok.message and "connected to 1 node" in ok.message

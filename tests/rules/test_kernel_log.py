@@ -910,3 +910,16 @@ def test_a_port_named_in_this_boot_that_never_came_up_has_not_lost_its_link():
     i = t.index("kern  :info  : 2025-01-17T15:37:28,650514")
     lost = [f for f in explain_text(t[:i] + up + t[i:], "y").findings if f.id == "health.nic_link"]
     assert [f.verdict for f in lost] == [Verdict.WARN] and "enp157s0f1np1 lost its link" in lost[0].message
+
+
+def test_a_network_filesystem_client_that_lost_its_servers_fails_and_warns_once_it_reconnects():
+    """Held-out round 230 (real): a DGX-1's Lustre client with LNet transmits timed out and an MDT ping failing with
+    rc = -107 (ENOTCONN): I/O there hangs. The reconnection line added after it (synthetic_, Lustre's own wording)
+    turns it into a warning."""
+    body = text(PUBLIC / "kernel-log__dgx1-lustre-client-mgc-mdt-o2ib-timeouts.txt")
+    fs = [f for f in explain_text(body).findings if f.id == "health.storage_io"]
+    assert [f.verdict for f in fs] == [Verdict.FAIL] and "rc = -107" in fs[0].message and "lctl ping" in fs[0].remedy
+    back = body + ("[Mon Oct 16 10:09:00 2017] Lustre: jmain01-MDT0000-mdc-ffff88203810d800: Connection restored to "
+                   "172.31.126.88@o2ib (at 172.31.126.88@o2ib)\n")
+    fs = [f for f in explain_text(back).findings if f.id == "health.storage_io"]
+    assert [f.verdict for f in fs] == [Verdict.WARN] and "came back" in fs[0].message

@@ -760,3 +760,10 @@ def test_nccl_tests_ranks_on_different_gpu_models_warn():
     r = explain_text(text(PUBLIC / "nccl-tests-all-reduce__2-node-mixed-v100-pcie-v100s-ring-512m-busbw-10.txt"))
     f = next(f for f in r.findings if "different models" in f.message)
     assert f.verdict is Verdict.WARN and "V100S-PCIE-32GB" in f.message and f.id == "multinode.allreduce"
+
+
+def test_the_ofi_plugin_on_libfabrics_tcp_provider_is_named_with_an_efa_remedy():
+    """Held-out round 220 (real): aws-ofi-nccl's "Selected Provider is tcp;ofi_rxm" on two V100 nodes: TCP, not EFA."""
+    e = explain_text(text(PUBLIC / "nccl-debug__v100-aws-ofi-provider-tcp-ofi_rxm-not-efa.txt"))
+    (t,) = [f for f in e.findings if f.id == "multinode.transport"]
+    assert t.verdict is Verdict.WARN and "'tcp;ofi_rxm'" in t.message and "fi_info -p efa" in t.remedy

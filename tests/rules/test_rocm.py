@@ -49,3 +49,14 @@ def test_topology_xgmi_everywhere_passes_pcie_only_warns_a_gpu_without_xgmi_fail
 def test_explain_reads_rocm_smi_as_its_own_kind():
     r = explain_text(text(PUBLIC / "rocm-smi__mi300x-x4-idle-concise.txt"))
     assert r.kind == "rocm-smi" and r.verdict is Verdict.PASS
+
+
+def test_no_amd_gpu_fails_the_count_and_a_hung_gpu_whose_reads_fail_fails():
+    """Held-out round 217 (real): rocm-smi's "No AMD GPUs specified" over an empty table; a GPU whose every sensor
+    reads N/A while rocm-smi prints "ERROR: 15 GPU[0]" and "One or more commands failed"."""
+    (none,) = rocm.judge_rocm_smi(text(PUBLIC / "rocm-smi__no-amd-gpus-detected-empty-table.txt"), {})
+    assert none.id == "health.gpu_count" and none.verdict is Verdict.FAIL and "no AMD GPU" in none.message
+    fs = rocm.judge_rocm_smi(text(PUBLIC / "rocm-smi__amd-gpu-hung-after-kill-sensors-unreadable.txt"), {})
+    (hung,) = [f for f in fs if f.id == "health.gpu_responsive"]
+    assert hung.verdict is Verdict.FAIL and "does not answer the driver" in hung.message
+    assert any("commands failed" in e for e in hung.evidence)

@@ -150,3 +150,13 @@ def test_a_passed_self_assessment_without_the_smart_data_is_unknown():
     sector counts were not read, so the drive is not passed."""
     r = explain_text(text(PUBLIC / "smartctl__ironwolf-pro-14tb-read-smart-data-failed-old-smartctl.txt"))
     assert r.verdict is Verdict.UNKNOWN and "could not read the SMART data" in r.findings[0].message
+
+
+def test_an_nvme_temperature_critical_warning_warns_with_a_cooling_remedy_not_a_replacement():
+    """NVMe Critical Warning bit 1 alone (held-out round 230, real: 0x2 at 84 °C) is heat, not wear; any other bit
+    still fails (synthetic_: the same paste with bit 2, reliability degraded, set too)."""
+    body = text(PUBLIC / "nvme-smart-log__samsung-980-critical-warning-0x2-84c.txt")
+    (f,) = judge_smartctl(body, {})
+    assert f.verdict is Verdict.WARN and "temperature" in f.message and "airflow" in f.remedy
+    (g,) = judge_smartctl(body.replace("0x2", "0x6"), {})
+    assert g.verdict is Verdict.FAIL and "replace it" in g.remedy

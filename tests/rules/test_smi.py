@@ -1039,3 +1039,11 @@ def test_busy_with_no_memory_in_use_is_a_stuck_gpu_unless_memory_traffic_shows_w
     assert all("0 MiB of its memory in use" in f.message for f in stuck)
     l40s = explain_text(text(PUBLIC / L40S_Q), "y")
     assert not any(f.id == "health.gpu_processes" and f.verdict is Verdict.WARN for f in l40s.findings)
+
+
+def test_memory_held_at_idle_is_said_even_when_the_paste_ends_before_the_process_table():
+    """Held-out round 219 (real): two V100s at 0 % GPU-Util with 28 of 32 GB in use, the process table cut off."""
+    e = explain_text(text(PUBLIC / "nvidia-smi__v100-sxm3-idle-gpus-holding-28gb.txt"))
+    held = [f for f in e.findings if f.id == "health.gpu_processes"]
+    assert len(held) == 2 and all(f.verdict is Verdict.PASS and "27972 of 32510 MiB" in held[0].message for f in held)
+    assert "process table" in held[0].message

@@ -108,6 +108,15 @@ class SelFacts:
 _HEX_ID = lazy_re(r"^[0-9a-fA-F]{1,8}$")
 _TIME = lazy_re(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?(?:\s*(?P<ampm>[AaPp][Mm]))?(?:\s+(?P<zone>\S.*))?$")
 _DATE = lazy_re(r"^(?P<a>\d{1,4})[/.-](?P<b>\d{1,2})[/.-](?P<c>\d{1,4})$")
+_CJK_UNITS = str.maketrans({"年": "/", "月": "/", "日": None, "년": "/", "월": "/", "일": None,
+                            "時": ":", "时": ":", "시": ":", "分": ":", "분": ":", "秒": None, "초": None})
+"""ipmitool prints a SEL record's date and time with the locale's %x and %X (ipmitool(1): strftime): a Japanese or
+Chinese locale gives "2026年09月02日" and "01時15分26秒" (Korean 년/월/일, 시/분/초); read as 2026/09/02 and 01:15:26."""
+
+
+def _cjk(value: str) -> str:
+    """A CJK locale's date or time (:data:`_CJK_UNITS`) in the digits-and-separators form the patterns read."""
+    return re.sub(r"\s+(?=[/:])|(?<=[/:])\s+", "", value.translate(_CJK_UNITS)).strip() if not value.isascii() else value
 
 
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
@@ -122,6 +131,7 @@ FREEIPMI_HEADER = lazy_re(r"^\s*ID\s*\|\s*Date\s*\|\s*Time\s*\|\s*Name\s*\|\s*Ty
 
 def _sel_when(date: str, time: str) -> tuple[_dt.datetime | None, str]:
     """(wall-clock time, zone) of a SEL record's date and time columns; (None, zone) when unreadable."""
+    date, time = _cjk(date), _cjk(time)
     tm = _TIME.match(time.strip())
     zone = (tm.group("zone") or "").strip() if tm else ""
     named = _NAMED_DATE.match(date.strip())
@@ -375,7 +385,7 @@ def detect_sel(text: str) -> float:
             continue
         cols = [c.strip() for c in ln.split("|")]
         if _HEX_ID.match(cols[0]) and (
-                _DATE.match(cols[1]) or cols[1].replace(" ", "").lower().startswith("pre-init")) and (
+                _DATE.match(_cjk(cols[1])) or cols[1].replace(" ", "").lower().startswith("pre-init")) and (
                 any(c.lower() in ("asserted", "deasserted") for c in cols[4:]) or split_sensor(cols[3])[0]):
             hits += 1
     if not hits:  # a BMC web interface's or ipmiutil's event lines: at least half of the lines
@@ -769,3 +779,108 @@ def detect_chassis_status(text: str) -> float:
     rows = len(re.findall(r"^\s*(Power overload|Interlock|Power fault|Power control fault|Drive Fault|Cooling/fan fault|"
                           r"Chassis intrusion)\s*:", head, re.M | re.I))
     return 0.95 if rows >= 3 else 0.0
+
+
+# ------------------------------------------------------------------ Redfish: a BMC's JSON resources
+
+
+@dataclass(frozen=True)
+class RedfishStatus:
+    """One resource's ``Status`` (DMTF Redfish Resource.Status): ``name`` (its Name, Id or @odata.id), ``health`` and
+    ``rollup`` ("OK", "Warning", "Critical" or ""), ``state`` ("Enabled", "Absent", ...); ``top``: the status of a
+    ComputerSystem, Chassis or Manager document itself (a roll-up of everything under it), not a named component's."""
+
+    name: str
+    health: str
+    rollup: str
+    state: str
+    top: bool
+    line: str
+
+
+@dataclass(frozen=True)
+class RedfishEntry:
+    """A LogEntry (DMTF Redfish LogEntry): its ``severity`` ("OK", "Warning", "Critical"), ``message``, ``created``."""
+
+    severity: str
+    message: str
+    created: str
+    line: str
+
+
+@dataclass(frozen=True)
+class RedfishDoc:
+    statuses: tuple[RedfishStatus, ...] = ()
+    entries: tuple[RedfishEntry, ...] = ()
+    documents: int = 0
+
+
+_REDFISH_MARK = lazy_re(r'"@odata\.(?:id|type|context)"\s*:\s*"[^"]*(?:/redfish/v1|#\w+\.v\d|#\w+\.\w+)')
+
+
+def _json_documents(text: str) -> list[Any]:
+    """Every JSON object in ``text``: one document, JSON lines (one object a line), or objects after a typed command."""
+    import json
+
+    dec = json.JSONDecoder()
+    docs: list[Any] = []
+    i, n = 0, min(len(text), 4_000_000)
+    while i < n and len(docs) < 5000:
+        j = text.find("{", i)
+        if j < 0:
+            break
+        try:
+            obj, end = dec.raw_decode(text, j)
+        except ValueError:
+            i = text.find("\n", j) + 1 or n  # not a JSON object here: try from the next line
+            continue
+        docs.append(obj)
+        i = end
+    return docs
+
+
+def parse_redfish(text: str) -> RedfishDoc:
+    """Redfish JSON pasted from a BMC (``curl https://BMC/redfish/v1/...``): each resource's ``Status`` (with the
+    Health of the document itself kept apart as its roll-up) and each LogEntry's Severity and Message, from one
+    document, several, or JSON lines. Never raises."""
+    statuses: list[RedfishStatus] = []
+    entries: list[RedfishEntry] = []
+    docs = _json_documents(text)
+
+    def walk(node: Any, top: bool, depth: int, key: str = "") -> None:
+        if depth > 12 or len(statuses) + len(entries) > 5000:
+            return
+        if isinstance(node, list):
+            for x in node:
+                walk(x, False, depth + 1, key)
+            return
+        if not isinstance(node, dict):
+            return
+        st = node.get("Status")
+        name = str(node.get("Name") or node.get("Id") or key or node.get("@odata.id") or "")
+        if isinstance(st, dict) and ("Health" in st or "HealthRollup" in st):
+            health, rollup = str(st.get("Health") or ""), str(st.get("HealthRollup") or "")
+            line = f'"{name}": "Status": {{"State": "{st.get("State") or ""}", "Health": "{health}"' + (
+                f', "HealthRollup": "{rollup}"' if rollup else "") + "}"
+            statuses.append(RedfishStatus(name, health, rollup, str(st.get("State") or ""), top, line))
+        if "Severity" in node and "Message" in node:
+            entries.append(RedfishEntry(str(node.get("Severity") or ""), str(node.get("Message") or ""),
+                                        str(node.get("Created") or ""),
+                                        f'{node.get("Created") or ""} {node.get("Severity")}: {node.get("Message")}'.strip()))
+        for k, v in node.items():
+            if k != "Status" and isinstance(v, (dict, list)):
+                walk(v, False, depth + 1, k)
+
+    for d in docs:  # a system's or chassis's own Status rolls up every component under it
+        walk(d, isinstance(d, dict) and bool(re.search(r"#(?:ComputerSystem|Chassis|Manager)\.", str(d.get("@odata.type")))),
+             0)
+    return RedfishDoc(tuple(statuses), tuple(entries), len(docs))
+
+
+def detect_redfish(text: str) -> float:
+    """0.9 for Redfish JSON: an object whose ``@odata.id`` / ``@odata.type`` names a Redfish resource (DMTF Redfish
+    specification DSP0266: every resource carries them)."""
+    head = text[:50_000]
+    if "{" not in head or not _REDFISH_MARK.search(head):
+        return 0.0
+    return 0.9

@@ -295,9 +295,12 @@ def _parse(text: str) -> IbPorts:
         # the netdev's state (operstate), not the port's own: an IPoIB or RoCE netdev has carrier only on an Active
         # port, so Up reads as active and Down as down; ibstat says the port's state and rate
         own = m.group("port_state")  # -v: the port's own state, which the netdev's follows
-        sysfs.setdefault(key, {"state_raw": f"{own} (netdev {m.group(4)} {m.group(5)})" if own else
-                               f"{m.group(5)} (netdev {m.group(4)})",
-                               "state": own.lower() if own else "active" if m.group(5) == "Up" else "down"})
+        attrs = {"state_raw": f"{own} (netdev {m.group(4)} {m.group(5)})" if own else f"{m.group(5)} (netdev {m.group(4)})",
+                 "state": own.lower() if own else "active" if m.group(5) == "Up" else "down"}
+        layer = _NETDEV_LAYER.match(m.group(4))
+        if layer:  # the netdev's name tells the port's link layer: an IPoIB netdev for InfiniBand, an Ethernet one else
+            attrs["link_layer"] = "InfiniBand" if layer.group(1) else "Ethernet"
+        sysfs.setdefault(key, attrs)
         sysfs_lines.setdefault(key, []).append(raw.strip())
         origin[key] = "ibdev2netdev"
     have = {(x.ca, x.port) for x in b.ports}
@@ -321,6 +324,12 @@ def _parse(text: str) -> IbPorts:
                                 "others are cut off", ca=c, count=count, got=got))
 
     return IbPorts("+".join(dict.fromkeys(tools)) or ("ibstat" if ports else ""), ports, errors, problems)
+
+
+_NETDEV_LAYER = lazy_re(r"^(?:(ib)\w*|(?:en|eth)\w*)$")
+"""The link layer a netdev's name gives: the kernel's IPoIB driver names its netdevs ib0, ibp24s0, ibs108 (``ib``
+prefix, systemd's predictable names for InfiniBand); an RDMA port on Ethernet (RoCE) has an Ethernet netdev (eth0,
+enp41s0f0np0). systemd.net-naming-scheme(7): the "ib" and "en" prefixes."""
 
 
 # iproute2 `rdma link [show]`: "link mlx5_0/1 ... state ACTIVE physical_state LINK_UP netdev ib0"
@@ -576,7 +585,7 @@ PT_ERRORS: tuple[tuple[str, re.Pattern[str]], ...] = (
                          r"Failed to create CQs")),
     ("socket", lazy_re(r"Unable to init the socket connection|Couldn't connect to \S+|Unable to connect \(retries|"
                           r"Couldn't listen to port|Failed to bind socket|"
-                          r"Failed to exchange data between server and clients|Couldn't send local address")),
+                          r"Failed to exchange data between server and clients|Couldn't (?:send local|read remote) address")),
     ("rdma_cm", lazy_re(r"RDMA CM event error|Failed to (?:create|connect|handle|get|resolve|bind|listen|accept)\b"
                            r"[^\n]{0,40}RDMA CM")),
     ("completion", lazy_re(r"Completion with error at (?:client|server)|Failed status\b.{0,80}\bwr_id")),
@@ -587,7 +596,8 @@ PT_ERRORS: tuple[tuple[str, re.Pattern[str]], ...] = (
 src/perftest_resources.c ctx_find_dev "Did not detect devices" / "IB device %s not found", create_qp_main "Unable to
 create QP.", ctx_init "Failed to create QP.", ctx_connect "Failed to modify QP %d to RTR"; src/perftest_parameters.c
 "Port number %d state is %s"; src/perftest_communication.c "Couldn't connect to %s:%d"; src/*_bw.c / *_lat.c
-"Unable to init the socket connection", "Couldn't create IB resources"; src/perftest_resources.h "Completion with
+"Unable to init the socket connection", "Couldn't create IB resources"; ethernet_read_keys "Couldn't read remote
+address"; src/perftest_resources.h "Completion with
 error at client|server" then "Failed status <ibv_wc_status_str> (N): wr_id ..."). The memory-region failures are
 :data:`PT_MR_FAILED`."""
 
@@ -1260,9 +1270,10 @@ def parse_mlxlink(text: str) -> list[MlxlinkPort]:
 
 
 def detect_mlxlink(text: str) -> float:
-    """0.95 for mlxlink output: an "Operational Info" section over its dashes with a "State  : ..." field."""
+    """0.95 for mlxlink output: an "Operational Info" section over its dashes with a "State  : ..." field (indented too,
+    as a markdown code block pastes it)."""
     head = text[:200_000]
-    if re.search(r"^Operational Info\s*\n-{5,}", head, re.M) and re.search(r"^State\s+:\s", head, re.M):
+    if re.search(r"^[ \t]*Operational Info\s*\n[ \t]*-{5,}", head, re.M) and re.search(r"^[ \t]*State\s+:\s", head, re.M):
         return 0.95
     return 0.0
 

@@ -61,6 +61,14 @@ def parse_fm_log(text: str) -> FmLog:
     return log
 
 
+IMEX_LOG = lazy_re(r"\bIMEX (?:version|Log initializing)\b|Attempting connection for target node \d")
+"""The NVIDIA IMEX daemon's own words (its start-up banner, its connection attempts to the domain's other nodes): its
+log shares Fabric Manager's ``[date] [LEVEL] [tid N]`` format, so one reader reads both and the rule names the daemon
+(NVIDIA IMEX guide, https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide/)."""
+IMEX_RETRY = lazy_re(r"Attempting connection for target node (\d{1,5})\b.*\battempt #(\d{1,9})")
+"""The IMEX daemon's retry of a peer node it cannot reach (node id, attempt number)."""
+
+
 def detect_fm_log(text: str) -> float:
     """0.97 when most records of the head are Fabric Manager log lines (``[date] [LEVEL] [tid N] msg``); 0.9 for what its
     start script prints on the console (:data:`_START`)."""

@@ -1142,6 +1142,16 @@ KERNEL_SIGNATURES = lazy_re(
     r"|[Oo]ut of memory: Kill(?:ed)? process \d+ \(")
 
 
+_NV_DAEMON_RECORD = lazy_re(r"^\[[A-Z][a-z]{2} +\d{1,2} \d{4} \d\d:\d\d:\d\d\] \[(?:INFO|WARNING|WARN|ERROR|FATAL|DEBUG|"
+                            r"CRITICAL)\] ")
+"""A record of NVIDIA's fabric daemons (nv-fabricmanager, nvidia-imex): a date with its year, then a level in brackets;
+no kernel log line has that form."""
+_BANNER_ONLY = lazy_re(r"Linux version \d|Command line:")
+"""The kernel's boot banner lines: a kernel log holds them, but so does any tool that prints the kernel it runs on
+(``cat /proc/version``, enroot-check's "Kernel version:"); in a text without any timestamped line they alone do not
+make it a kernel log unless they are most of it."""
+
+
 def detect_kernel_log(text: str) -> float:
     """Confidence (0..1) that ``text`` is a kernel log. Lines with a kernel-log prefix
     (dmesg stamps, ``host kernel:``, ``kern:``) and kernel-message signatures (``NVRM:``,
@@ -1149,6 +1159,8 @@ def detect_kernel_log(text: str) -> float:
     lines = [ln for ln in text.splitlines()[:1000] if ln.strip()][:600]  # the head decides; a long output costs no more
     if not lines:
         return 0.0
+    if sum(1 for ln in lines if _NV_DAEMON_RECORD.match(ln)) * 2 >= len(lines):
+        return 0.0  # Fabric Manager's or the IMEX daemon's log: "[Apr 20 2026 19:05:12] [INFO] [tid 141] ..."
     prefixed = sum(1 for ln in lines if _strip_prefix(ln) is not None)
     sig = sum(1 for ln in lines if KERNEL_SIGNATURES.search(ln))
     n = len(lines)
@@ -1156,6 +1168,8 @@ def detect_kernel_log(text: str) -> float:
         return 0.85 + 0.1 * min(1.0, (prefixed + sig) / (2 * n)) + (0.05 if sig else 0.0)
     if sig and sig / n >= 0.3:
         return 0.8
+    if sig and not prefixed and all(_BANNER_ONLY.search(ln) for ln in lines if KERNEL_SIGNATURES.search(ln)):
+        return 0.2  # a tool quoting the kernel's banner ("Kernel version: Linux version ...", enroot-check) among its own lines
     if sig:
         return 0.45 + 0.1 * min(1.0, sig / n * 3)
     if prefixed / n >= 0.2:

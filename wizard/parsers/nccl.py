@@ -394,7 +394,7 @@ class NcclLog:
     plugin_named: list[str] = field(default_factory=list)  # lines naming the external plugin and its provider
     plugin_name: str = ""  # "aws-ofi-nccl 1.16.2"
     plugin_net: str = ""  # the network name the plugin registers ("Libfabric", "AWS Libfabric")
-    ofi_provider: str = ""  # libfabric provider the OFI plugin looked for ("efa")
+    ofi_provider: str = ""  # libfabric provider the OFI plugin looked for or picked ("efa", "tcp;ofi_rxm")
     ibverbs_missing: list[str] = field(default_factory=list)
     ib_open_failed: list[str] = field(default_factory=list)
     channels_net: list[str] = field(default_factory=list)  # "via NET/IB/0/GDRDMA" lines
@@ -679,7 +679,7 @@ def parse_nccl_log(text: str) -> NcclLog:
         if om:
             _set(lg, "plugin_name", om.group(1).strip())
             lg.plugin_named.append(s)
-        pv = re.search(r"NET/OFI (?:Setting provider_filter to|Selected [Pp]rovider is)\s+(\w+)", s) or re.search(
+        pv = re.search(r"NET/OFI (?:Setting provider_filter to|Selected [Pp]rovider is)\s+(\w+(?:;\w+)?)", s) or re.search(
             r"\bFI_PROVIDER\s*=\s*(\w+)", s)
         if pv:
             _set(lg, "ofi_provider", lg.ofi_provider or pv.group(1).lower())

@@ -25,7 +25,7 @@ COMMANDS = ("nvidia-smi", "dmesg", "journalctl", "lspci", "cat", "nvcc", "python
             "kubectl", "nvidia-container-cli", "perfquery", "ib_write_bw", "ib_read_bw", "pip", "pip3")
 PROMPT_RE = lazy_re(
     r"^\s*(?:\([\w.\-]+\)\s+)?(?:"                # an active venv/conda env's "(venv) " / "(base) " first
-    r"\S+@\S+[$#]\s*\S"                      # user@host:~$ cmd  /  root@host:~# cmd
+    r"[^\s{\"]\S*@\S+[$#]\s*\S"              # user@host:~$ cmd  /  root@host:~# cmd (not JSON's {"@odata...$metadata#)
     r"|[\w.\-]+@[\w.\-]+ [~/\w.\-]+ [%$#] \S"     # zsh's "user@host ~ % cmd", bash "user@host dir $ cmd"
     r"|\[[^\]]*@[^\]]*\][$#]\s*\S"            # [user@login1 ~]$ cmd
     r"|[$❯➜λ]\s+\S"                             # $ cmd; zsh/starship/oh-my-zsh themes: ❯ cmd, ➜ cmd, λ cmd

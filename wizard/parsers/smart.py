@@ -352,9 +352,20 @@ def _nvme_cli_json(doc: dict[str, Any]) -> SmartDevice | None:
     return SmartDevice(protocol="NVMe", nvme=nvme, nvme_lines=lines)
 
 
+_NVME_CLI_FIELD = lazy_re(r"^(critical_warning|available_spare|percentage_used|media_errors|temperature)\s*:\s*\S",
+                          re.M)
+
+
+def _nvme_cli_fields(text: str) -> bool:
+    """nvme smart-log's lines pasted without its "Smart Log for NVME device" header: critical_warning and at least one
+    other of its health fields, each at a line's start in nvme-cli's ``key : value`` form."""
+    keys = {m.group(1) for m in _NVME_CLI_FIELD.finditer(text[:20_000])}
+    return "critical_warning" in keys and len(keys) >= 2
+
+
 def _nvme_cli_text(text: str) -> SmartDevice | None:
     """nvme-cli ``smart-log`` text ("Smart Log for NVME device:nvme0 ...", then ``key : value`` lines), else None."""
-    if not re.search(r"^Smart Log for NVME device:", text, re.M | re.I):
+    if not re.search(r"^Smart Log for NVME device:", text, re.M | re.I) and not _nvme_cli_fields(text):
         return None
     nvme, lines = {}, {}
     for ln in text.splitlines():
@@ -416,6 +427,8 @@ def detect_smartctl(text: str) -> float:
         return 0.9
     if re.search(r"^Smart Log for NVME device:", head, re.M | re.I) and re.search(r"^critical_warning\s*:", head, re.M):
         return 0.9  # nvme smart-log
+    if _nvme_cli_fields(head):
+        return 0.8  # nvme smart-log's fields without its header line (held-out round 230)
     if head.lstrip().startswith("{") and re.search(r'^\s*"critical_warning"\s*:', head, re.M) and re.search(
             r'^\s*"(?:avail_spare|percent_used)"\s*:', head, re.M):
         return 0.9  # nvme smart-log -o json

@@ -914,3 +914,69 @@ def judge_chassis_status_text(text: str, exp: Mapping[str, Any]) -> list[Finding
     return [Finding("health.bmc_sensors", Verdict.PASS,
                     Msg("the BMC reports power {power} and no chassis fault ({n} fault fields clear)",
                         power=st.power or "?", n=len(st.clear)), "BMC", st.lines[:8], "", SRC_CHASSIS)]
+
+
+SRC_REDFISH = ("DMTF Redfish Resource and Schema Guide DSP2046: Resource.Status Health and HealthRollup (OK, Warning: "
+               "'a condition requires attention', Critical: 'a critical condition requires immediate attention'), "
+               "LogEntry Severity (https://www.dmtf.org/dsp/DSP2046)")
+
+
+def judge_redfish_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """Redfish JSON from a BMC: ``health.bmc_sensors`` from the resources' ``Status`` (a component at Critical fails, at
+    Warning warns; a system's or chassis's own roll-up at Critical or Warning, with no component here naming it, warns:
+    the BMC says something under it is wrong without saying what), and ``health.bmc_sel`` from LogEntry Severities
+    (Critical fails, Warning warns). Every Status OK passes; a document with neither is unknown."""
+    from wizard.parsers.bmc import parse_redfish
+
+    doc = parse_redfish(text)
+    out: list[Finding] = []
+    comps = [s for s in doc.statuses if not s.top and s.state.lower() not in ("absent", "disabled")]
+    bad = {lvl: [s for s in comps if s.health.lower() == lvl] for lvl in ("critical", "warning")}
+    for lvl, verdict in (("critical", Verdict.FAIL), ("warning", Verdict.WARN)):
+        if bad[lvl]:
+            names = ", ".join(dict.fromkeys(s.name for s in bad[lvl]))
+            out.append(Finding("health.bmc_sensors", verdict,
+                               Msg("the BMC reports {names} at Health {level}", names=names, level=lvl.capitalize()),
+                               "BMC", tuple(s.line for s in bad[lvl][:6]),
+                               "Read what the BMC says about it (its Redfish LogServices entries or `ipmitool sel "
+                               "elist`, the web interface): reseat or replace the part named, then read its Status "
+                               "again.", SRC_REDFISH))
+    tops = [s for s in doc.statuses if s.top]
+    worst_top = next((lvl for lvl in ("critical", "warning") for s in tops
+                      if lvl in (s.health.lower(), s.rollup.lower())), "")
+    if worst_top and not bad["critical"] and not bad["warning"]:
+        top = next(s for s in tops if worst_top in (s.health.lower(), s.rollup.lower()))
+        out.append(Finding("health.bmc_sensors", Verdict.WARN,
+                           Msg("the BMC rolls {name} up to {level} but no component in this document says which: "
+                               "something under it needs attention", name=top.name, level=worst_top.capitalize()),
+                           "BMC", (top.line,),
+                           "Find the component: the BMC's log (Redfish LogServices, `ipmitool sel elist`) and its "
+                           "Chassis (power supplies, fans, temperatures) and Systems members (Memory, Processors, "
+                           "Storage) each carry a Status.", SRC_REDFISH))
+    sev = {lvl: [e for e in doc.entries if e.severity.lower() == lvl] for lvl in ("critical", "warning")}
+    for lvl, verdict in (("critical", Verdict.FAIL), ("warning", Verdict.WARN)):
+        if sev[lvl]:
+            out.append(Finding("health.bmc_sel", verdict,
+                               Msg("{n} BMC log entries at severity {level}: {msg}", n=len(sev[lvl]),
+                                   level=lvl.capitalize(), msg=sev[lvl][-1].message[:200]),
+                               "BMC", tuple(e.line[:300] for e in sev[lvl][-4:]),
+                               "Read each entry's message and act on the part it names (a temperature: inlet air and "
+                               "fans; a DIMM or CPU: reseat or replace it); then clear or acknowledge the log.",
+                               SRC_REDFISH))
+    if out:
+        return out
+    fine = [s for s in doc.statuses if "ok" in (s.health.lower(), s.rollup.lower())]
+    if fine or doc.entries:
+        n = len(fine)
+        return [Finding("health.bmc_sensors", Verdict.PASS,
+                        Msg("every Status the BMC reports here is Health OK ({n} resources: {names}){logs}", n=n,
+                            names=", ".join(list(dict.fromkeys(s.name for s in fine))[:8]) or "-",
+                            logs=Msg("; {m} log entries, none Warning or Critical", m=len(doc.entries))
+                            if doc.entries else ""),
+                        "BMC", tuple(s.line for s in fine[:6]), "", SRC_REDFISH)]
+    return [Finding("health.bmc_sensors", Verdict.UNKNOWN,
+                    Msg("this Redfish document carries no Status Health and no log entry to judge (a collection of "
+                        "links, or a resource without health)"), "BMC",
+                    tuple(ln for ln in text.splitlines() if ln.strip())[:4],
+                    "Read the members themselves (each Memory, Processor, PowerSupply, Fan resource, or "
+                    "Systems/1?$expand=.) or the BMC's LogServices entries.", SRC_REDFISH)]

@@ -18,6 +18,7 @@ import re
 from typing import Any, Mapping
 
 from wizard.install.catalog import architecture_of_cc, today_of
+from wizard.rules.kernel_log_common import plural
 from wizard.model import Finding, Verdict
 from wizard.parsers.container import ContainerCli, parse_container_cli
 from wizard.probes import ProbeOutput
@@ -398,7 +399,7 @@ def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            SRC_K8S_NODE))
     seen = sum(advertised.values())
     requested = sum(sat_int(v) for k, v in node.requests.items() if k in advertised and v.isdigit())
-    what = Msg("{who} advertises {n} GPU(s) ({res})", who=who, n=seen,
+    what = Msg("{who} advertises {gpus} ({res})", who=who, gpus=plural(seen, "GPU"),
                res=", ".join(f"{k} {v}" for k, v in advertised.items())) + (
         Msg(", {r} requested by pods", r=requested) if node.requests else "")
     want = gc.plan_count(exp)  # the one reading of the plan's gpu_count (an int above 0, never a bool)

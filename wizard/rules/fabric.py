@@ -80,9 +80,14 @@ def _in_fabric(p: IbPort, layer: str) -> bool:
 def _separate_network(p: IbPort, layer: str, active_fabric: list[IbPort]) -> bool:
     """``p`` is a port of another network than the fabric: another link layer (Ethernet beside an InfiniBand fabric:
     the front-end or storage NIC of an HGX/DGX node) on an adapter model none of the fabric's Active ports has. A port
-    of the fabric's own model may be a rail cabled for the other layer, so it stays judged."""
-    if not layer or not p.link_layer or p.link_layer == layer or not p.model or not active_fabric:
+    of the fabric's own model may be a rail cabled for the other layer, so it stays judged. Where the output names no
+    model (ibdev2netdev without -v), a port of the other layer is another network's only beside eight or more Active
+    fabric ports: one per GPU of an 8-GPU HGX/DGX board, the most rails a GPU node carries (derived from those
+    layouts), so it cannot be a missing rail."""
+    if not layer or not p.link_layer or p.link_layer == layer or not active_fabric:
         return False
+    if not p.model:
+        return len(active_fabric) >= 8 and not any(q.model for q in active_fabric)
     return all(q.model and q.model != p.model for q in active_fabric)
 
 

@@ -15,7 +15,7 @@ import re
 from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict
-from wizard.parsers.fabricmanager import parse_fm_log
+from wizard.parsers.fabricmanager import IMEX_LOG, IMEX_RETRY, FmLog, parse_fm_log
 from wizard.i18n import Msg, joined
 from wizard.common import lazy_re
 
@@ -87,6 +87,8 @@ def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         "Paste lines of /var/log/fabricmanager.log as written ('[date] [LEVEL] [tid N] message').", SRC)]
     span = (f"{log.records[0].stamp} to {log.records[-1].stamp}" if log.records[0].stamp and log.records[-1].stamp
             else Msg("time stamps not in the paste"))
+    if IMEX_LOG.search(text):  # the IMEX daemon's log, in Fabric Manager's record format
+        return _imex_log(log, span)
     fatal = [r for r in log.records if r.level in ("FATAL", "CRITICAL")
              or (r.level == "ERROR" and _FATAL.search(r.msg) and not _NONFATAL.search(r.msg))]
     errors = [r for r in log.records if r.level in ("ERROR", "FATAL", "CRITICAL") and r not in fatal]
@@ -127,6 +129,46 @@ def judge_fm_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return [Finding("driver.fabric_manager_log", Verdict.PASS,
                     Msg("{n_records} Fabric Manager log record(s) ({span}), all at level INFO", n_records=len(log.records), span=span), "node",
                     (log.records[0].line, log.records[-1].line), "", SRC)]
+
+
+IMEX_RETRIES = 100
+"""A peer still not reached after this many attempts (the daemon retries about once a second) is a node the IMEX
+domain never formed with, not one starting up (derived from the retry cadence the logs show)."""
+
+
+def _imex_log(log: FmLog, span: str) -> list[Finding]:
+    """``driver.fabric_manager_log`` for the IMEX daemon's log: a peer node retried :data:`IMEX_RETRIES` times or more
+    fails (the domain has not formed: memory cannot be imported over multi-node NVLink from that node); ERROR records
+    warn; else a pass that names the connections it made."""
+    retries: dict[str, tuple[int, str]] = {}
+    for r in log.records:
+        m = IMEX_RETRY.search(r.msg)
+        if m and int(m.group(2)) >= retries.get(m.group(1), (0, ""))[0]:
+            retries[m.group(1)] = (int(m.group(2)), r.line)
+    stuck = {n: v for n, v in retries.items() if v[0] >= IMEX_RETRIES}
+    if stuck:
+        return [Finding("driver.fabric_manager_log", Verdict.FAIL,
+                        Msg("the IMEX daemon still cannot reach node(s) {nodes} after up to {n} connection attempts "
+                            "({span}): the IMEX domain has not formed, so GPU memory cannot be shared over multi-node "
+                            "NVLink with them", nodes=", ".join(sorted(stuck, key=int)),
+                            n=max(v[0] for v in stuck.values()), span=span), "node",
+                        tuple(v[1] for v in stuck.values())[:6],
+                        "On each node named: is nvidia-imex running (`systemctl status nvidia-imex`, or the compute "
+                        "domain's daemon pod), does /etc/nvidia-imex/nodes_config.cfg list the same addresses on every "
+                        "node, and is TCP port 50000 open between them? `nvidia-imex-ctl -N` shows each node's state.",
+                        SRC_IMEX)]
+    errors = [r for r in log.records if r.level in ("ERROR", "FATAL", "CRITICAL")]
+    if errors:
+        return [Finding("driver.fabric_manager_log", Verdict.WARN,
+                        Msg("the IMEX daemon logged {n} ERROR record(s) ({span}); the first: '{a1}'", n=len(errors),
+                            span=span, a1=errors[0].msg[:200]), "node", tuple(r.line for r in errors[:6]),
+                        "Read the records with the lines around them and `nvidia-imex-ctl -N` (every node READY, every "
+                        "pair C, Domain State UP).", SRC_IMEX)]
+    connected = [r for r in log.records if "Connection established to node" in r.msg]
+    return [Finding("driver.fabric_manager_log", Verdict.PASS,
+                    Msg("{n} IMEX daemon log record(s) ({span}), none at level WARNING or ERROR{conn}", n=len(log.records),
+                        span=span, conn=Msg("; connected to {k} node(s)", k=len(connected)) if connected else ""),
+                    "node", tuple(dict.fromkeys([log.records[0].line] + [r.line for r in connected[:3]])), "", SRC_IMEX)]
 
 
 SRC_IMEX = ("NVIDIA IMEX Service for NVLink Networks guide (https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide/): "

@@ -962,16 +962,67 @@ def storage_io_findings(log: KernelLog) -> list[Finding]:
         per.setdefault(dev, []).append(what)
         if len(lines) < 8:
             lines.extend(r.raw[:1])
+    out = network_fs_findings(log)
     if not per:
-        return []
+        return out
     devs = SEMICOLON.join(f"{dev} ({', '.join(f'{w} x{n}' for w, n in Counter(ws).items())})" for dev, ws in list(per.items())[:6])
-    return [Finding("health.storage_io", Verdict.FAIL,
+    return out + [Finding("health.storage_io", Verdict.FAIL,
                     Msg("the kernel reports storage failures: {devs}: requests the device did not complete; data "
                         "written there may be lost", devs=devs), "host", tuple(lines),
                     "Check each device's health (`nvme smart-log /dev/NAME`, `nvme error-log`, `smartctl -a`), its "
                     "slot and cabling, and the kernel log before the first error; replace a failing drive. A filesystem "
                     "that reported errors must be unmounted and repaired (xfs_repair, e2fsck) once its device is sound; "
                     "do not write checkpoints to it meanwhile.", SRC_STORAGE_IO)]
+
+
+_NETFS_LOST = lazy_re(
+    r"^LustreError: .*?(?P<target>[\w-]+-(?:MDT|OST|MGS|MGC)[\w-]*): operation (?P<op>\w+) to node (?P<nid>\S+) failed: "
+    r"rc = (?P<rc>-\d+)"
+    r"|^LNet(?:Error)?: .*?Timed out tx for (?P<nid2>\S+?):"
+    r"|^Lustre: (?P<target2>[\w-]+): Connection to (?P<srv>\S+) \(at (?P<nid3>\S+)\) was lost"
+    r"|^nfs: server (?P<nfs>\S+) not responding")
+_NETFS_BACK = lazy_re(r"^Lustre: (?P<target>[\w-]+): Connection restored to|^nfs: server (?P<nfs>\S+) OK\b")
+SRC_NETFS = ("Lustre Operations Manual, Lustre error messages: rc -107 ENOTCONN, the client is not connected to that "
+             "server; a lost connection is retried until the server answers (https://doc.lustre.org/lustre_manual.xhtml); "
+             "nfs(5): on a hard mount 'server not responding, still trying', I/O waits until the server answers "
+             "(https://man7.org/linux/man-pages/man5/nfs.5.html)")
+
+
+def network_fs_findings(log: KernelLog) -> list[Finding]:
+    """``health.storage_io`` for a network filesystem's client that lost its servers (Lustre: an operation to a
+    server failed with rc = -107, LNet transmits timed out, "Connection to X was lost"; NFS: "server X not
+    responding"): the node's I/O to that filesystem hangs while it lasts, so a job reading its data or writing its
+    checkpoints there stalls. FAIL when the log's last word for it is a loss; WARN when it later says the connection
+    came back ("Connection restored", "nfs: server X OK"): it was lost once and should be watched."""
+    lost: list[str] = []
+    lines: list[str] = []
+    back = False
+    for r in log.records:
+        m = _NETFS_LOST.search(r.msg)
+        if m:
+            what = (f"{m.group('target')} {m.group('op')} to {m.group('nid')} rc = {m.group('rc')}" if m.group("target")
+                    else f"LNet tx to {m.group('nid2')} timed out" if m.group("nid2")
+                    else f"{m.group('target2')} lost {m.group('nid3')}" if m.group("target2")
+                    else f"NFS server {m.group('nfs')} not responding")
+            lost.append(what)
+            back = False
+            if len(lines) < 6:
+                lines.extend(r.raw[:1])
+        elif lost and _NETFS_BACK.search(r.msg):
+            back = True
+            lines.extend(r.raw[:1])
+    if not lost:
+        return []
+    said = SEMICOLON.join(f"{w} x{n}" if n > 1 else w for w, n in list(Counter(lost).items())[:5])
+    return [Finding("health.storage_io", Verdict.WARN if back else Verdict.FAIL,
+                    (Msg("the network filesystem's client lost its servers and the connection came back: {said}", said=said)
+                     if back else
+                     Msg("the network filesystem's client lost its servers: {said}: I/O to that filesystem hangs while "
+                         "they do not answer, so a job's data loading or checkpoints there stall", said=said)),
+                    "host", tuple(lines[:8]),
+                    "Check the path to the servers named (`lctl ping NID` for Lustre over LNet, `ping`/`showmount -e` "
+                    "for NFS, the fabric port this node uses: `ibstat`) and the servers' own state with their "
+                    "administrators; the client reconnects by itself once they answer.", SRC_NETFS)]
 
 
 NIC_DRIVERS = "mlx5_core|mlx4_core|bnxt_en|ice|i40e|irdma|efa"

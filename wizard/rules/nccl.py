@@ -1431,10 +1431,22 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any], forced: str = 
                             "multi-node nccl-tests against the Ethernet NIC speed, not an InfiniBand floor (the "
                             "provider's TCP plugins, e.g. Google's NCCL Fast Socket on gVNIC, raise it).",
                             f"{SRC_NOIB}; {SRC_E1}")]
+        tcp_ofi = lg.ofi_provider.split(";")[0] in ("tcp", "sockets", "udp")  # libfabric's own TCP/UDP providers
+        if tcp_ofi:
+            ev = tuple(dict.fromkeys([x for x in lg.plugin_named if lg.ofi_provider in x.lower()][:1] + list(ev)))
         return [Finding("multinode.transport", Verdict.WARN,
-                        (Msg('NCCL uses TCP sockets (NET/Socket) between nodes') + (Msg(' on {socket_ifaces}', socket_ifaces=', '.join(lg.socket_ifaces)) if lg.socket_ifaces else '') + Msg(': fine only on a cluster without InfiniBand/RoCE')), subject, ev,
+                        (Msg("the OFI net plugin picked libfabric's '{provider}' provider, TCP over the host's Ethernet, "
+                             "not EFA or another RDMA provider", provider=lg.ofi_provider) + Msg(': fine only on a cluster without InfiniBand/RoCE')
+                         if tcp_ofi else
+                         Msg('NCCL uses TCP sockets (NET/Socket) between nodes') + (Msg(' on {socket_ifaces}', socket_ifaces=', '.join(lg.socket_ifaces)) if lg.socket_ifaces else '') + Msg(': fine only on a cluster without InfiniBand/RoCE')), subject, ev,
+                        Msg("If the nodes have EFA, `fi_info -p efa` must list it on every node (an EFA-capable "
+                            "instance type, the EFA driver and libfabric installed, a security group that lets all "
+                            "traffic between the nodes through); set FI_PROVIDER=efa so a missing EFA fails instead of "
+                            "falling back to TCP.") if tcp_ofi else
                         "If the nodes have IB/RoCE HCAs, NCCL should say 'NET/IB : Using': check ibv_devinfo, "
-                        "NCCL_IB_DISABLE (must be unset) and NCCL_IB_HCA.", SRC_E1)]
+                        "NCCL_IB_DISABLE (must be unset) and NCCL_IB_HCA.",
+                        f"{SRC_E1}; AWS EFA user guide, get started with EFA and NCCL (fi_info -p efa, FI_PROVIDER) "
+                        "(https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-start-nccl.html)" if tcp_ofi else SRC_E1)]
     if lg.uses_ib:
         devs = ", ".join(f"{d.name}:{d.port}/{d.link}" + (f"/{d.flags}" if d.flags else "") for d in lg.ib_devices)
         sharp = any("SHARP" in d.flags for d in lg.ib_devices)

@@ -7,7 +7,8 @@ same finding ids as the NVIDIA outputs:
   count_verdict`). On a two-die package (MI250/MI250X: each graphics compute die, GCD, is a GPU of its own) the
   count is of GCDs.
 - ``health.gpu_responsive``: every GPU row carries its readings (temperature, clocks); a GPU whose temperature and
-  clock both read N/A did not answer the driver (warn). The readings are given as information: bringup has no
+  clock both read N/A did not answer the driver (warn; fail when rocm-smi's reads of it also fail, ``ERROR: 15
+  GPU[0]``: the GPU is hung or lost). No GPU at all ("No AMD GPUs specified", an empty table) fails ``health.gpu_count``. The readings are given as information: bringup has no
   published AMD temperature limit table, so no temperature is judged high. Average power N/A with a 0 W cap on every
   second GPU of a two-die package is how ROCm SMI shows the package's power on its first die, not a fault.
 - ``health.topology``: the link between each GPU pair (``--showtopo``). Every pair over XGMI (AMD Infinity Fabric)
@@ -20,11 +21,14 @@ same finding ids as the NVIDIA outputs:
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
+from wizard.common import lazy_re
 from wizard.i18n import Msg, joined
 from wizard.model import Finding, Verdict
 from wizard.parsers.rocm import RocmConcise, RocmTopo, parse_concise, parse_topo
+from wizard.rules.kernel_log_common import plural
 from wizard.rules.gpu_presence import count_measure, count_verdict
 
 SRC_ROCM_SMI = ("ROCm SMI command-line tool, rocm-smi (https://github.com/ROCm/rocm_smi_lib, python_smi_tools/"
@@ -44,8 +48,16 @@ def _span(values: list[float], unit: str) -> str:
     return f"{lo:g}{unit}" if lo == hi else f"{lo:g}-{hi:g}{unit}"
 
 
-def judge_concise(c: RocmConcise, exp: Mapping[str, Any]) -> list[Finding]:
-    """Findings of the Concise Info table (see the module doc)."""
+_READ_ERROR = lazy_re(r"^\s*ERROR: \d+ GPU\[\d+\]|One or more commands failed")
+"""rocm-smi's own words when a read of a GPU failed ("ERROR: 15 GPU[0]: ...", then "One or more commands failed" at
+the end): with every reading N/A, the GPU does not answer at all."""
+_NO_GPUS = lazy_re(r"No AMD GPUs (?:specified|found|detected)", re.I)
+"""rocm-smi's words when the driver exposes no AMD GPU (its Concise Info table then has no row)."""
+
+
+def judge_concise(c: RocmConcise, exp: Mapping[str, Any], text: str = "") -> list[Finding]:
+    """Findings of the Concise Info table (see the module doc); ``text``, the whole output, gives rocm-smi's own
+    error lines."""
     if not c.gpus:
         return []
     gpus = c.gpus
@@ -55,7 +67,7 @@ def judge_concise(c: RocmConcise, exp: Mapping[str, Any]) -> list[Finding]:
     v = count_verdict(len(gpus), want)
     ev = (c.header,) + tuple(g.line for g in gpus[:6])
     out = [Finding("health.gpu_count", v,
-                   Msg("rocm-smi lists {n} GPU(s) ({model})", n=len(gpus), model=model)
+                   Msg("rocm-smi lists {gpus} ({model})", gpus=plural(len(gpus), "GPU"), model=model)
                    + (Msg("; the plan expects {want}", want=want) if v is not Verdict.PASS else ""), "host", ev,
                    "" if v is Verdict.PASS else
                    Msg("A GPU is missing or the plan's gpu_count is wrong: check `lspci -d 1002:` and `dmesg | grep "
@@ -63,9 +75,14 @@ def judge_concise(c: RocmConcise, exp: Mapping[str, Any]) -> list[Finding]:
                    SRC_ROCM_SMI, measured=count_measure(len(gpus), want, "AMD GPUs listed by rocm-smi (the plan's gpu_count)"))]
     silent = [g for g in gpus if g.temp_c is None and g.sclk_mhz is None]
     for g in silent:
-        out.append(Finding("health.gpu_responsive", Verdict.WARN,
-                           Msg("GPU {i}: rocm-smi reads neither its temperature nor its clock (N/A): the driver did not "
-                               "answer for it", i=g.index), f"GPU {g.index}", (g.line,),
+        errs = [ln.strip() for ln in text.splitlines() if _READ_ERROR.search(ln) and (
+            f"GPU[{g.index}]" in ln or "commands failed" in ln)]
+        out.append(Finding("health.gpu_responsive", Verdict.FAIL if errs else Verdict.WARN,
+                           (Msg("GPU {i}: rocm-smi reads neither its temperature nor its clock (N/A) and its reads "
+                                "fail ({err}): the GPU does not answer the driver (hung or lost until a reset)",
+                                i=g.index, err=errs[-1]) if errs else
+                            Msg("GPU {i}: rocm-smi reads neither its temperature nor its clock (N/A): the driver did not "
+                               "answer for it", i=g.index)), f"GPU {g.index}", (g.line, *errs[-2:]),
                            "Read `dmesg | grep -i amdgpu` for this GPU (a reset or a RAS error), and `rocm-smi --showallinfo` "
                            "for what it still reports; reboot the node if it stays silent, and report it to the vendor "
                            "if it does not come back.", SRC_ROCM_SMI))
@@ -149,10 +166,18 @@ def judge_topo(t: RocmTopo) -> list[Finding]:
 def judge_rocm_smi(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """rocm-smi output -> findings (Concise Info and ``--showtopo``, whichever the text holds); an unknown when it
     holds neither in a form bringup reads."""
-    out = judge_concise(parse_concise(text), exp) + judge_topo(parse_topo(text))
+    out = judge_concise(parse_concise(text), exp, text) + judge_topo(parse_topo(text))
     if out:
         return out
     lines = tuple(ln for ln in text.splitlines() if ln.strip())[:5]
+    none = [ln.strip() for ln in text.splitlines() if _NO_GPUS.search(ln)]
+    if none:
+        return [Finding("health.gpu_count", Verdict.FAIL,
+                        Msg("rocm-smi finds no AMD GPU: {quote}", quote=none[0]), "host",
+                        tuple(dict.fromkeys([*none[:2], *(ln.strip() for ln in lines[:3])])),
+                        "Check that the GPUs are on the bus (`lspci -d 1002:`) and that the amdgpu driver bound them "
+                        "(`dmesg | grep -i amdgpu`, `lsmod | grep amdgpu`); in a container, pass /dev/kfd and /dev/dri.",
+                        SRC_ROCM_SMI)]
     return [Finding("health.gpu_responsive", Verdict.UNKNOWN,
                     Msg("rocm-smi output without a Concise Info table or a GPU-pair matrix bringup reads"), "host", lines,
                     "Paste plain `rocm-smi` (the Concise Info table) or `rocm-smi --showtopo`.", SRC_ROCM_SMI)]

@@ -73,6 +73,12 @@ CRITICAL_BITS = (N_("available spare below its threshold"), N_("temperature beyo
 
 REPLACE = N_("Back up what is on the drive now and replace it (RMA under warranty); keep datasets and checkpoints off "
            "it until then. Confirm with a long self-test (`smartctl -t long /dev/X`, then `smartctl -a /dev/X`).")
+TEMPERATURE_BIT = 0x02
+"""NVMe Critical Warning bit 1: "a temperature is ... above an over temperature threshold or below an under
+temperature threshold" (NVMe Base Specification, SMART / Health Information log, byte 0)."""
+COOL = N_("The drive is too hot, not worn: check its airflow (a fan, a blocked or missing air baffle, a drive packed "
+          "against the GPUs' exhaust), add an NVMe heatsink where it has none, and read `nvme smart-log` again under "
+          "load; it throttles, slowing data loading and checkpoints, while the warning stands.")
 WATCH = N_("Back up what is on the drive, watch whether the counts grow (`smartctl -a /dev/X` again in a day and after "
          "heavy use), run a long self-test (`smartctl -t long /dev/X`), and replace it before it holds datasets or "
          "checkpoints if they grow or the test fails.")
@@ -163,13 +169,20 @@ def _judge_device(d: SmartDevice) -> Finding:
         notes.append(Msg("199 UDMA_CRC_Error_Count = {n} (errors on the cable or backplane, not the media)", n=crc.raw))
         ev.append(crc.line)
     nv = d.nvme
+    hot = False
     if nv:
         sources.append(SRC_NVME)
         cw = nv.get("critical_warning", 0)
         if cw:
             bits: list[str] = [Msg(w) for i, w in enumerate(CRITICAL_BITS) if cw >> i & 1] or [f"0x{cw:02x}"]
-            fails.append(Msg("NVMe Critical Warning 0x{cw:02x}: {bits}", cw=cw, bits=joined(", ", bits)))
+            # bit 1 alone is the drive's temperature, not its media: it throttles, hotter air or a blocked fan is the
+            # fault, and the warning clears when it cools (NVMe Base Specification, Critical Warning bit 1)
+            (warns if cw == TEMPERATURE_BIT else fails).append(
+                Msg("NVMe Critical Warning 0x{cw:02x}: {bits}", cw=cw, bits=joined(", ", bits)))
             ev.append(d.nvme_lines.get("critical_warning", ""))
+            if cw == TEMPERATURE_BIT:
+                hot = True
+                ev.append(d.nvme_lines.get("temperature_c", ""))
         spare, floor = nv.get("available_spare"), nv.get("available_spare_threshold")
         if spare is not None and floor is not None and spare < floor and not cw & 1:
             fails.append(Msg("available spare {spare}% is below its threshold {floor}%", spare=spare, floor=floor))
@@ -251,7 +264,7 @@ def _judge_device(d: SmartDevice) -> Finding:
         sources.append(SRC_SATA)
     return Finding(SMART_ID, verdict, msg, subject, tuple(dict.fromkeys(x for x in ev if x))[:8],
                    REPLACE if verdict is Verdict.FAIL else SATA_LINK_REMEDY if link_only else
-                   WATCH if verdict is Verdict.WARN else "",
+                   COOL if hot and len(warns) == 1 else WATCH if verdict is Verdict.WARN else "",
                    SEMICOLON.join(dict.fromkeys(sources)))
 
 

@@ -567,6 +567,17 @@ def _processes(doc: SmiDoc, plan: Mapping[str, Any], before_tests: bool) -> list
                                    HIDDEN_PROCESS_REMEDY, SRC_B17))
                 continue
             ok.append((g, "", [ln for p in g.processes for ln in p.lines][:4]))
+        else:  # the paste ends before the process table: memory held at 0 % is still said (held-out round 219)
+            util = g.num("utilization.gpu")
+            used, total = g.num("memory.used"), g.num("memory.total")
+            if (used is not None and total and used >= HELD_MEMORY_MIB and used >= HELD_MEMORY_FRACTION * total
+                    and util is not None and util == 0):
+                out.append(Finding("health.gpu_processes", Verdict.WARN if before_tests else Verdict.PASS,
+                                   Msg("{subject}: {used:g} of {total:g} MiB of its memory is in use while the GPU is "
+                                       "idle (0 %): a process holds it (the paste ends before nvidia-smi's process "
+                                       "table, so which one is not shown)", subject=subject(g), used=used, total=total)
+                                   + ("" if before_tests else Msg(FINE_IF_YOURS)), subject(g),
+                                   _ev(g, g.lines("memory.used", "utilization.gpu")), HIDDEN_PROCESS_REMEDY, SRC_B17))
     out += _pass_group("health.gpu_processes", ok, N_("no compute processes"), N_("no compute processes on {n} GPUs"),
                        SRC_B17, total=len(doc.gpus))
     return out

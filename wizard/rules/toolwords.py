@@ -56,6 +56,26 @@ _FAIL = lazy_re(
     r"|\bError found\. Mode \w+, total errors (?:0x)?[1-9a-fA-F]"  # memtest_vulkan: a VRAM cell read back wrong
     r"|\bio_u error on file \S+: Input/output error"  # fio: the device returned EIO (a media or controller fault)
     r"|\bpyxis: container start failed\b|\bspank: required plugin \S+ \w+\(\) failed"  # Slurm: the job's container never ran
+    r"|\benroot(?:-[a-z]+)?: (?:\[ERROR\] )?[^\n]{0,80}\b(?:failed|Permission denied)\b"  # enroot's own reason for it
+    # NVML_ERROR_GPU_IS_LOST (15): "the GPU has fallen off the bus or has otherwise become inaccessible" (NVML API
+    # reference, nvmlReturn_t), whichever program got it from NVML (slurmstepd, dcgm, a monitor)
+    r"|\bGPU is lost\b"
+    # nvidia-installer: a step of the install failed ("Building kernel modules"): no module for the running kernel
+    r"|^ERROR: An error occurred while performing the step:"
+    # the GPU Operator's driver container: it found no kernel packages for the running kernel, so it installed nothing
+    r"|\bCould not resolve Linux kernel version\b"
+    # NVIDIA k8s-device-plugin: the kubelet refused its registration, so the node advertises no nvidia.com/gpu
+    r"|\bCould not register device plugin\b"
+    # the kubelet's device manager could not hand a pod the GPUs it was scheduled with (the device plugin has none to
+    # give: unhealthy or gone GPUs): the pod is rejected (Kubernetes device plugins, kubelet devicemanager)
+    r"|\bAllocate failed due to requested number of devices unavailable for \S+"
+    # Apptainer/Singularity --nv: no NVIDIA driver library on the host to bind into the container (Apptainer user
+    # guide, GPU support: "--nv" binds the host's libraries nvliblist.conf lists)
+    r"|\bCould not find any nv files on this host\b"
+    # enroot-check --verify: a requirement it marks KO; only those "required for GPU support" block GPU containers
+    r"|:\s*KO \(required for GPU support\)"
+    # rocminfo: the amdgpu kernel driver's KFD (ROCk) is not loaded: no AMD GPU can run anything
+    r"|\bROCk module is NOT (?:live|loaded)\b"
     r"|\bCMake Error\b|\bConfiguring incomplete, errors occurred|returned non-zero exit status [1-9]"  # a build stopped
     r"|\bbuilder (?:for '[^']+' )?failed with exit code [1-9]"  # Nix (held-out round 67: the nvidia-open module build)
     r"|compute capability [\d.x]+ (?:or (?:higher|newer|above) )?(?:is )?required"  # the GPU lacks what the program needs
@@ -104,6 +124,7 @@ _CUDA_TEXT = lazy_re(r"\(error code [^)]+\)|\bCUDA error\b|\bCUDA failure\b|\bCU
                      r"\bno kernel image is available\b|\bcudaError[A-Z]\w+|\bCUDA_ERROR_[A-Z_]+", re.I)
 """A line that may name a CUDA error by its text or name rather than its number (then resolved by the table)."""
 _PASS = lazy_re(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count:? [1-9]\d*\b|"
+                   r"\bRegistered device plugin (?:for '[^']+' )?with Kubelet\b|"
                    r"\bTest(?:s)? PASSED\b|\bPASSED\b|\bResult\s*[=:]\s*PASS\b|\bAll (?:\d+ )?tests? passed\b|"
                    r"(?-i:^\s*PASS\b)(?!\s+--)", re.I)  # a line-leading PASS in capitals, not "Pass --enable-... to
 # configure" (hwloc's build advice at the top of an nccl-tests run: held-out r96)
