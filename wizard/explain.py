@@ -33,7 +33,8 @@ ANSI_RE = lazy_re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|
 """Terminal escape sequences (colour from ``grep --color``, ``ls``, ``nvidia-smi`` in a tty)."""
 
 KERNEL_LINE_RE = lazy_re(
-    r"^\s*\[\s*[+\d.]+\]"                                  # dmesg [  12.345678], dmesg -H [  +0.000844]
+    r"^\s*\[\s*[+\d.]+\](?!\s+\[[\w.-]+:\d+:\d+\])"           # dmesg [  12.345678], dmesg -H [  +0.000844]; not UCX's
+    # "[1668693503.473099] [host:pid:tid] ..." log lines
     r"|^\s*\[[A-Z][a-z]{2}[ A-Za-z0-9:+.]*\]\s"             # dmesg -T/-H [Sun Feb 23 16:24:18 2025], [May19 19:57]
     r"|^\S+\s+kernel:\s"                                   # "host kernel: ..."
     r"|^(?:[A-Z][a-z]{2}\s+\d{1,2}\s+[\d:.]+|\d{4}-\d\d-\d\d[T ][\d:.,+\-Z]+)\s+\S+\s+kernel:\s"  # syslog / journalctl

@@ -331,6 +331,8 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("cuda-sample", "another CUDA sample (vectorAdd, matrixMul, UnifiedMemoryPerf, ...)", p_cuda_samples.detect_cuda_sample,
          cuda_samples.judge_cuda_sample_text, ("./vectorAdd",)),
     # wizard/parsers/fabric.py detects; wizard/rules/pasted.py judges
+    Kind("osu", "OSU micro-benchmarks (osu_bw, osu_bibw, osu_get_bw, osu_latency; MPI-CUDA / ROCm device buffers)",
+         p_fabric.detect_osu, pasted.fabric_judge_osu, ("mpirun -np 2 osu_bw -d cuda D D",)),
     Kind("perftest", "ib_write_bw / ib_read_bw / ib_send_bw (perftest RDMA bandwidth, or the errors perftest prints)",
          p_fabric.detect_perftest,
          pasted.fabric_judge_perftest, ("ib_write_bw -d mlx5_0 -s 8388608 <server>",)),
@@ -454,6 +456,8 @@ def _build_kinds() -> dict[str, Kind]:
          storage_rules.judge_fio_text,
          ("fio --output-format=json --direct=1 --ioengine=libaio --filename=/raid/fio.tmp --size=4G --runtime=30 "
           "--time_based --name=randread --rw=randread --bs=128k --iodepth=32",)),
+    Kind("gdscheck", "gdscheck -p (NVIDIA GPUDirect Storage: which storage drivers and file systems it can use here)",
+         p_storage.detect_gdscheck, storage_rules.judge_gdscheck_text, ("/usr/local/cuda/gds/tools/gdscheck -p",)),
     Kind("mdstat", "/proc/mdstat or mdadm --detail (software RAID arrays)", p_storage.detect_mdstat,
          pasted.as_probe("mdstat", "/proc/mdstat or mdadm --detail (pasted)", storage_rules.raid),
          ("cat /proc/mdstat", "mdadm --detail /dev/mdN")),
@@ -819,6 +823,7 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "node.storage_write": "node.storage_read",  # fio's plain write latency (direct or not), normal or JSON output
     "multinode.slurm_nodes": "multinode.consistency",  # scontrol show node / sinfo: nodes Slurm will not schedule on
     "node.storage_smart": "node.storage",  # smartctl -a / -x / -j: a drive's own SMART health
+    "node.storage_gds": "node.storage",  # gdscheck -p: which storage GPUDirect Storage can use
     "driver.k8s_node": "driver.container_toolkit",  # kubectl describe node: GPUs advertised and allocatable, conditions
     "multinode.ib_switch": "multinode.transport",  # ibswinfo: an unmanaged InfiniBand switch's PSUs, fans, temperature
     "multinode.roce_gid": "multinode.transport",

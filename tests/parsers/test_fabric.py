@@ -309,3 +309,18 @@ def test_perftest_rows_with_a_bw_min_column_are_read():
 
     run = parse_perftest(text(PUBLIC / "ib_write_bw__b200-roce-cx7-gpudirect-dmabuf-368gbps.txt"))
     assert [(size, gbit) for size, gbit, _ in run.rows] == [(65536, 368.48)]
+
+
+def test_osu_micro_benchmark_rows_buffers_and_validation_are_read():
+    """Held-out round 224 (real): osu_bw --validation between two GH200 nodes (a Validation column), and an osu_bw of
+    7.2 whose "Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)" line gives the buffers."""
+    from wizard.parsers.fabric import detect_osu, parse_osu
+
+    body = text(PUBLIC / "osu-bw__gh200-2node-cuda-d-d-slingshot-cxi.txt")
+    run = parse_osu(body)
+    assert detect_osu(body) >= 0.9 and run.test == "Bandwidth" and run.flavour == "CUDA" and run.unit == "MB/s"
+    assert run.rows[-1][:3] == (4194304, 23989.54, "Pass") and run.buffers == "D D"  # from the command line
+    nv = parse_osu(text(PUBLIC / "osu-bw__a100-nvlink-cuda-device-to-device.txt"))
+    assert nv.buffers == "D D" and nv.version == "7.2"
+    get = parse_osu(text(PUBLIC / "osu-get-bw__2node-slingshot-host-mpi-win.txt"))
+    assert get.test == "MPI_Get Bandwidth"

@@ -164,3 +164,15 @@ def test_the_ofi_plugin_saying_only_efa_is_supported_is_a_plugin_that_did_not_lo
     lg = parse_nccl_log(text(PUBLIC / "nccl-debug-info__1rank-docker-socket-lo-no-ib-ofi-efa-only-warn-32-channels-"
                                       "init-complete-partial.txt"))
     assert any("Only EFA provider" in s for s in lg.plugin_failures)
+
+
+def test_libfabric_warnings_that_change_what_the_job_gets_are_warn_lines_and_benign_ones_are_not():
+    """Held-out round 226 (real): EFA without RDMA for GPU memory (FI_HMEM), a cxi NIC without a valid VNI; a
+    dlopen fallback of the same format is not one of them."""
+    hmem = parse_nccl_log(text(PUBLIC / "nccl-debug__sagemaker-efa-hmem-no-rdma-ofi-1.3.txt"))
+    assert any("FI_HMEM capability requires RDMA" in ln for ln in hmem.warn_lines)
+    vni = parse_nccl_log(text(PUBLIC / "nccl-debug__aarch64-cxi-ofi-rgroup-vni-missing.txt"))
+    assert any("rgroup and vni" in ln for ln in vni.warn_lines)
+    benign = parse_nccl_log("libfabric:1:2:efa:core:ofi_dl():10<warn> Failed to dlopen libnvidia-ml.so.  Trying "
+                            "libnvidia-ml.so.1\n")
+    assert not benign.warn_lines

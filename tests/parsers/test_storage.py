@@ -304,3 +304,17 @@ def test_mdadm_detail_reads_as_an_md_array_with_its_members_and_rebuild():
     assert [(m.name, m.flags) for m in a.members] == [("sda1", ()), ("sdb1", ("S",))]
     clean = text.replace("clean, degraded, recovering", "clean").replace("Active Devices : 1", "Active Devices : 2")
     assert not parse_mdstat(clean.replace("    Rebuild Status : 37% complete\n", "")).arrays[0].degraded
+
+
+def test_gdscheck_p_backends_rdma_devices_and_gpus_are_read():
+    """Real gdscheck -p outputs (held-out rounds 158 and 230): the DRIVER CONFIGURATION list, the userspace RDMA
+    devices' status, use_compat_mode, and the GPU lines."""
+    from wizard.parsers.storage import detect_gdscheck, parse_gdscheck
+
+    body = (PUBLIC / "gdscheck__gds113-nvme-nfs-supported-rdma-8-up.txt").read_text()
+    g = parse_gdscheck(body)
+    assert detect_gdscheck(body) >= 0.9 and g.version == "1.13.0.11" and g.nvidia_fs == "2.17"
+    assert g.backends["NVMe"] == "Supported" and g.backends["WekaFS"] == "Unsupported" and (g.rdma_up, g.rdma_down) == (8, 0)
+    assert g.compat_mode is False
+    ada = parse_gdscheck((PUBLIC / "gdscheck-p__asus-esc8000a-e12-4x-rtx6000-ada-gds-supported-iommu-disabled.txt").read_text())
+    assert [x[0] for x in ada.gpus] == [0, 1, 2, 3] and all(x[2] for x in ada.gpus) and ada.verified is True

@@ -492,3 +492,11 @@ def test_redfish_a_critical_component_fails_a_bare_rollup_warns_log_severities_c
     assert ok.verdict is Verdict.PASS and "Health OK" in ok.message
     (links,) = judge("redfish-processors__witherspoon-ac922-2cpu-6x-gv100.txt")
     assert links.verdict is Verdict.UNKNOWN
+
+
+def test_a_sensor_listing_of_a_powered_off_host_is_unknown_not_a_pass():
+    """Held-out round 232 (real): a Huawei RH2288 V3's sdr elist with ACPI State "S4/S5: soft-off" and 65 sensors
+    without a reading: the few that read (inlet, outlet) cannot show how the running host keeps cool."""
+    fs = [f for f in explain_text(text(PUBLIC / "ipmitool-sdr-elist__huawei-rh2288v3-host-soft-off-no-readings.txt"))
+          .findings if f.id == "health.bmc_sensors" and "sensors without a reading" in f.message]
+    assert [f.verdict for f in fs] == [Verdict.UNKNOWN] and "powered off" in fs[0].message

@@ -137,7 +137,7 @@ def test_nvidia_smi_missing_in_a_container_means_it_got_no_gpus_and_a_device_lis
     assert f.verdict is Verdict.FAIL and "got no GPUs" in f.message and "--gpus all" in f.remedy
     info = explain_text((PUBLIC / "nvidia-container-cli-info__8x-rtx3080-devices-listed-arch-8.6-partial.txt")
                         .read_text(), "i")
-    assert info.kind == "nvidia-container-cli" and "6 GPU(s)" in info.findings[0].message
+    assert info.kind == "nvidia-container-cli" and "6 GPUs" in info.findings[0].message
 
 
 def test_device_plugin_log_and_node_labels_against_what_the_kubelet_advertises():

@@ -604,3 +604,23 @@ def test_perftest_couldnt_read_remote_address_is_the_connection_exchange_failing
     """Held-out round 220 (real): the ib_read_bw server's ethernet_read_keys error."""
     e = explain_text(text(PUBLIC / "ib_read_bw__connectx3-mlx4-server-couldnt-read-remote-address.txt"))
     assert e.verdict is Verdict.FAIL and any("Couldn't read remote address" in f.message for f in e.findings)
+
+
+def test_osu_a_crash_fails_a_sub_25_gbit_peak_warns_a_plan_nic_rate_judges_and_else_it_is_reported():
+    """Held-out round 224 (real): osu_bibw dying with SIGBUS after 4 KiB (fail); osu_bw between GH200 nodes without
+    the Slingshot hook at 1.8 GB/s (warn: slower than any GPU fabric); the same with the hook at 24 GB/s, reported
+    without a plan and judged against the plan's 200 Gb/s NIC (pass). A synthetic_ Validation Fail row fails."""
+    def judge(name: str, exp: dict | None = None) -> list:
+        return fabric.judge_osu_text(text(PUBLIC / name), exp or {})
+
+    (crash,) = judge("osu-bibw__cuda-d-d-libfabric-shm-xpmem-sigbus.txt")
+    assert crash.verdict is Verdict.FAIL and "crashed after the 4096-byte" in crash.message
+    (slow,) = judge("osu-bw__gh200-2node-cuda-d-d-no-cxi-hook.txt")
+    assert slow.verdict is Verdict.WARN and "below 25 Gb/s" in slow.message
+    (seen,) = judge("osu-bw__gh200-2node-cuda-d-d-slingshot-cxi.txt")
+    assert seen.verdict is Verdict.UNKNOWN and "24.0 GB/s (192 Gb/s)" in seen.message
+    (ok,) = judge("osu-bw__gh200-2node-cuda-d-d-slingshot-cxi.txt", {"nic_gbit_s": 200})
+    assert ok.verdict is Verdict.PASS
+    bad = text(PUBLIC / "osu-bw__gh200-2node-cuda-d-d-slingshot-cxi.txt").replace("23989.54              Pass",
+                                                                                   "23989.54              Fail")
+    assert [f.verdict for f in fabric.judge_osu_text(bad, {})] == [Verdict.FAIL]

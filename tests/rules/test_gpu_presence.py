@@ -184,7 +184,7 @@ def test_driver_synthetic_found_through_sys_module(gpu_host):
 def test_nvidia_smi_lists_gpus(gpu_host):
     f = only(gc.nvidia_smi(gpu_host, {}))
     assert f.verdict is Verdict.PASS
-    assert f.message == "nvidia-smi lists 8 GPU(s)"
+    assert f.message == "nvidia-smi lists 8 GPUs"
     assert text(PUBLIC / "nvidia-smi-L__8x-h100-rhel-ai-vm.txt").splitlines()[0] in f.evidence
 
 
@@ -234,7 +234,7 @@ def test_nvidia_smi_not_installed_fails(gpu_host):
 def test_nvml_synthetic_sees_every_gpu_on_the_bus(gpu_host):
     f = only(gc.nvml(gpu_host, {}))
     assert f.verdict is Verdict.PASS
-    assert f.message == "NVML sees 8 GPU(s), driver 565.57.01, CUDA 12.7 supported by the driver"
+    assert f.message == "NVML sees 8 GPUs, driver 565.57.01, CUDA 12.7 supported by the driver"
     assert "GPU 0: NVIDIA H200 00000000:18:00.0 serial 1651024000000" in f.evidence
 
 
@@ -242,7 +242,7 @@ def test_nvml_synthetic_sees_fewer_gpus_than_the_bus_fails(gpu_host):
     gpu_host["nvml"] = nvml_output(7)
     f = only(gc.nvml(gpu_host, {}))
     assert f.verdict is Verdict.FAIL
-    assert "NVML sees 7 GPU(s)" in f.message and "but 8 are on the PCI bus" in f.message
+    assert "NVML sees 7 GPUs" in f.message and "but 8 are on the PCI bus" in f.message
     assert "could not bring up 1" in f.message
     assert "GPU 6: NVIDIA H200 00000000:ba:00.0 serial 1651024000006" in f.evidence
     assert "Xid" in f.remedy
@@ -391,7 +391,7 @@ def test_smi_list_counts_gpus_against_the_plan():
     out = smi_l_out("nvidia-smi-L__4x-rtx3090-prompt.txt")
     (f,) = gc.smi_list(out, {"gpu_count": 4})
     assert f.id == "health.gpu_count" and f.verdict is Verdict.PASS
-    assert f.message == "nvidia-smi -L lists 4 GPU(s): 4x NVIDIA GeForce RTX 3090, as the plan expects"
+    assert f.message == "nvidia-smi -L lists 4 GPUs: 4x NVIDIA GeForce RTX 3090, as the plan expects"
     (f,) = gc.smi_list(out, {"gpu_count": 8})
     assert f.verdict is Verdict.FAIL and "the plan expects 8" in f.message and "lspci -d 10de:" in f.remedy
     (f,) = gc.smi_list(out, {"gpu_count": 2})

@@ -527,3 +527,16 @@ def test_degraded_array_keeps_the_redundancy_its_level_has_left():
     mirror = (DATA / "public" / "mdadm-detail__raid1-degraded-rebuilding-10pct.txt").read_text()
     (h,) = judge_mdstat(mirror, "mdadm --detail", set())
     assert h.verdict is Verdict.WARN and "recovery 10% done" in h.message
+
+
+def test_gdscheck_a_supported_backend_passes_all_unsupported_warns_and_nothing_fails():
+    """GPUDirect Storage is optional for training: real gdscheck -p outputs (held-out round 230) with NVMe and NFS
+    Supported (pass), and every backend Unsupported with use_compat_mode false (warn: cuFile reads fail instead of
+    falling back)."""
+    from wizard.rules.storage import judge_gdscheck_text
+
+    (ok,) = judge_gdscheck_text((PUBLIC / "gdscheck__gds113-nvme-nfs-supported-rdma-8-up.txt").read_text(), {})
+    assert ok.id == "node.storage_gds" and ok.verdict is Verdict.PASS and "NVMe, NFS" in ok.message
+    (none,) = judge_gdscheck_text((PUBLIC / "gdscheck__dell-r750xa-rocky86-nvme-unsupported-peerdirect-"
+                                              "disabled.txt").read_text(), {})
+    assert none.verdict is Verdict.WARN and "use_compat_mode is false" in none.message and "nvidia-fs" in none.remedy

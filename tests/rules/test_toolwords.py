@@ -353,8 +353,8 @@ def test_a_store_barrier_that_never_fills_fails_in_both_of_torchs_wordings():
 def test_the_words_that_say_a_gpu_stack_cannot_work_fail():
     """Real outputs of held-out rounds 217-231: NVML's GPU-is-lost, a failed nvidia-installer step, the GPU Operator's
     driver container without kernel packages, the device plugin the kubelet refused, Apptainer --nv with no driver
-    files, enroot-check's KO for GPU support, enroot's own reason under pyxis, rocminfo without the KFD, and the
-    kubelet rejecting a GPU pod for lack of devices."""
+    files, enroot-check's KO for GPU support, enroot's own reason under pyxis, rocminfo without the KFD, the
+    kubelet rejecting a GPU pod for lack of devices, and libfabric's EFA provider failing completions to a peer."""
     cases = {"slurmd-log__slurmstepd-nvml-gpu-is-lost.txt": "GPU is lost",
              "unrecognised__gcp-v100-installer-build-kernel-modules-failed.txt": "Building kernel modules",
              "driver-container-log__centos7-could-not-resolve-kernel-version.txt": "Could not resolve Linux kernel",
@@ -363,13 +363,17 @@ def test_the_words_that_say_a_gpu_stack_cannot_work_fail():
              "enroot-check__verify-nvidia-container-cli-ko.txt": "KO (required for GPU support)",
              "pyxis__8x-a100-enroot-nsenter-userns-permission-denied.txt": "failed to create user namespace",
              "rocminfo__mi250-node-rock-module-not-live.txt": "ROCk module is NOT",
-             "kubectl-describe-pod__gpu-operator-device-plugin-validator-available-0.txt": "Available: 0"}
+             "kubectl-describe-pod__gpu-operator-device-plugin-validator-available-0.txt": "Available: 0",
+             "nccl-debug__efa-libfabric-invalid-address-peer.txt": "Invalid address",
+             "unrecognised__gpud-h100-fabric-manager-not-active.txt": '"Unhealthy"'}
     for name, words in cases.items():
         fs = toolwords.judge(text(PUBLIC / name))
         assert [f.verdict for f in fs] == [Verdict.FAIL], name
         assert words in fs[0].message, (name, fs[0].message)
 
 
-def test_a_device_plugin_that_registered_with_the_kubelet_passes():
+def test_a_device_plugin_that_registered_with_the_kubelet_and_a_healthy_gpud_component_pass():
     fs = toolwords.judge(text(PUBLIC / "k8s-device-plugin-log__microk8s-aws-registered.txt"))
     assert [f.verdict for f in fs] == [Verdict.PASS] and "Registered device plugin" in fs[0].message
+    fs = toolwords.judge(text(PUBLIC / "unrecognised__gpud-gb200-fabric-manager-component-healthy.txt"))
+    assert [f.verdict for f in fs] == [Verdict.PASS] and '"Healthy"' in fs[0].message

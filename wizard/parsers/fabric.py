@@ -1472,3 +1472,67 @@ def detect_fi_info(text: str) -> float:
     provs = len(re.findall(r"^\s*provider:\s*\S+\s*$", head, re.M))
     fields = len(re.findall(r"^\s*(?:fabric|domain|type):\s*\S+\s*$", head, re.M))
     return 0.95 if provs and fields >= 2 * provs else 0.0
+
+
+# ------------------------------------------------------------------ OSU micro-benchmarks (osu_bw, osu_bibw, ...)
+
+
+@dataclass(frozen=True)
+class OsuRun:
+    """An OSU micro-benchmark's output: ``test`` ("Bandwidth", "Bi-Directional Bandwidth", "MPI_Get Bandwidth",
+    "Latency", ...), ``flavour`` ("CUDA", "ROCM" or ""), ``version``, ``buffers`` ("D D", "H D"...: where the sender's
+    and the receiver's buffers were), ``unit`` ("MB/s" or "us"), ``rows`` ((size in bytes, value, "Pass"/"Fail"/""));
+    ``header``: the test's title line."""
+
+    test: str = ""
+    flavour: str = ""
+    version: str = ""
+    buffers: str = ""
+    unit: str = ""
+    rows: tuple[tuple[int, float, str, str], ...] = ()
+    header: str = ""
+
+
+_OSU_TITLE = lazy_re(r"^#\s*OSU (?:(?:MPI|OpenSHMEM|UPC\+\+|NCCL)(?=[-\s]))?(?:-(?P<fl>CUDA|ROCM|ROCm|OpenACC))?\s*(?P<test>.*?)"
+                     r"\s+Test\s+v?(?P<v>[\d.]+)", re.I)
+_OSU_UNIT = lazy_re(r"^#\s*Size\s+(?:Bandwidth \((?P<bw>MB/s)\)|(?:Avg )?Latency\s*\((?P<lat>us)\)|Bi-Bandwidth)")
+_OSU_ROW = lazy_re(r"^\s*(\d{1,12})\s+(\d{1,9}(?:\.\d{1,6})?)(?:\s+(Pass|Fail)\w*)?\s*$", re.I)
+_OSU_BUF = lazy_re(r"^#\s*Send Buffer on (\w+).*?Receive Buffer on (\w+)", re.I)
+
+
+def parse_osu(text: str) -> OsuRun:
+    """Read an OSU micro-benchmark's output (OSU Micro-Benchmarks, http://mvapich.cse.ohio-state.edu/benchmarks/:
+    the "# OSU ... Test vX" title, "# Size  Bandwidth (MB/s)" or "Latency (us)", then a row per message size, with a
+    Validation column under --validation). Never raises."""
+    title = unit = buffers = header = ""
+    flavour = version = ""
+    rows: list[tuple[int, float, str, str]] = []
+    for raw in text.splitlines()[:20000]:
+        s = raw.strip()
+        m = _OSU_TITLE.match(s)
+        if m and not header:
+            title, flavour, version, header = m.group("test").strip(), (m.group("fl") or "").upper(), m.group("v"), s
+            continue
+        b = _OSU_BUF.match(s)
+        if b and not buffers:
+            buffers = f"{b.group(1)[0].upper()} {b.group(2)[0].upper()}"
+        u = _OSU_UNIT.match(s)
+        if u:
+            unit = "us" if u.group("lat") else "MB/s"
+            continue
+        r = _OSU_ROW.match(s) if unit else None
+        if r:
+            rows.append((int(r.group(1)), float(r.group(2)), (r.group(3) or "").capitalize(), s))
+    if not buffers:  # "osu_bw D H" / "-d cuda D D" on the command line
+        c = re.search(r"\bosu_\w+\b[^\n]*?\s([DHMdhm])\s+([DHMdhm])\s*$", text[:5000], re.M)
+        if c:
+            buffers = f"{c.group(1).upper()} {c.group(2).upper()}"
+    return OsuRun(title, flavour, version, buffers, unit, tuple(rows), header)
+
+
+def detect_osu(text: str) -> float:
+    """0.95 for OSU micro-benchmark output: its "# OSU ... Test" title and its "# Size" column header."""
+    head = text[:20000]
+    if re.search(r"^#\s*OSU .*Test", head, re.M) and re.search(r"^#\s*Size\s+\S", head, re.M):
+        return 0.95
+    return 0.0

@@ -461,6 +461,13 @@ _COMPLETION = lazy_re(r"Got completion.*?with (?:error|status)\s*[=:]?\s*(?:[A-Z
 _RETURN = lazy_re(r"\S+\.(?:cc|cu|h|cpp|c):\d+ -> (\d+)")
 
 
+LIBFABRIC_WARN = lazy_re(r"\blibfabric:\d+:\d+:(?:\w*:){1,4}\w+\(\):\d+<warn>\s*:?\s*(?:"
+                         r"FI_HMEM capability requires RDMA, which this device does not support"
+                         r"|Failed to find valid default rgroup and vni)")
+"""libfabric's own warnings under an OFI net plugin that change what the job gets (most of its <warn> lines do not:
+a dlopen fallback, shared memory turned off): EFA without RDMA for device memory (FI_HMEM, so no GPUDirect RDMA:
+GPU buffers cross host memory), and a Slingshot NIC (cxi) with no valid VNI / resource group for this job
+(libfabric fi_efa(7), fi_cxi(7))."""
 PLUGIN_FAIL = lazy_re(
     r"NET/OFI\s+(?:No eligible providers|Unable to find a protocol|Couldn'?t find any optimal provider|"
     r"Could not find any optimal provider|aws-ofi-nccl initialization failed|Initializing plugin failed|"
@@ -736,7 +743,7 @@ def parse_nccl_log(text: str) -> NcclLog:
             lg.ib_async.append((am.group(1).strip().rstrip(".").lower(), s))
             continue
         if re.search(r"\bNCCL WARN\b|\] [\w/.]+:\d+ WARN\b|^[\w/.]+:\d+ WARN\b|\bNCCL WARN", s) or re.search(
-                r"(?:^|\s)[\w/.]+\.(?:cc|cu|c|h):\d+ (?:NCCL )?WARN ", s):
+                r"(?:^|\s)[\w/.]+\.(?:cc|cu|c|h):\d+ (?:NCCL )?WARN ", s) or LIBFABRIC_WARN.search(s):
             lg.warn_lines.append(s)
             k = setup_failure_class(s)
             if k and (k, s) not in lg.setup_failures:

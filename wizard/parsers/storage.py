@@ -892,3 +892,93 @@ def detect_nvme_list(text: str) -> float:
     if _NVME_LIST_HDR.search(text) or re.search(r"^Node\s+(?:Generic\s+)?SN\s+Model\s", text, re.M):
         return 0.95 if parse_nvme_list(text).namespaces else 0.5
     return 0.0
+
+
+# ------------------------------------------------------------------ gdscheck -p: GPUDirect Storage's platform check
+
+
+@dataclass(frozen=True)
+class GdsCheck:
+    """``gdscheck -p`` (NVIDIA GPUDirect Storage): ``version`` (GDS release), ``nvidia_fs`` (the nvidia-fs kernel
+    module's version, "" when not shown), ``backends`` (each DRIVER CONFIGURATION entry: "NVMe", "NFS", "WekaFS",
+    "Userspace RDMA", ... -> "Supported" / "Unsupported" / ...), ``rdma_up`` / ``rdma_down`` (--rdma_device_status),
+    ``gpus`` ((index, name, supports GDS, line)), ``verified`` (True: "Platform verification succeeded"; False: an
+    error said; None: not in the paste), ``compat_mode`` (properties.use_compat_mode, None when not shown)."""
+
+    version: str = ""
+    nvidia_fs: str = ""
+    backends: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, str] = field(default_factory=dict)
+    rdma_up: int | None = None
+    rdma_down: int | None = None
+    gpus: tuple[tuple[int, str, bool, str], ...] = ()
+    verified: bool | None = None
+    verify_line: str = ""
+    compat_mode: bool | None = None
+
+
+_GDS_BACKEND = lazy_re(r"^\s*(?P<k>[A-Za-z][\w /.-]{1,30}?)\s*:\s*(?P<v>Supported|Unsupported|Not Supported|"
+                       r"Disabled|Enabled|Not Loaded.*|Loaded.*)\s*$")
+_GDS_GPU = lazy_re(r"^\s*GPU index (\d{1,3}) (.+?) bar:\d+ bar size \(MiB\):\s*\d+,?\s+(supports GDS|"
+                   r"does not support GDS|not supported)", re.I)
+
+
+def parse_gdscheck(text: str) -> GdsCheck:
+    """Read ``gdscheck -p`` (GPUDirect Storage troubleshooting guide: the platform check's DRIVER CONFIGURATION,
+    CUFILE CONFIGURATION and GPU lines). Never raises."""
+    backends: dict[str, str] = {}
+    lines: dict[str, str] = {}
+    gpus: list[tuple[int, str, bool, str]] = []
+    version = nvfs = verify_line = ""
+    up = down = None
+    verified: bool | None = None
+    compat: bool | None = None
+    in_driver = False
+    for raw in text.splitlines()[:5000]:
+        s = raw.strip()
+        if not s:
+            continue
+        m = re.match(r"GDS release version:\s*(\S+)", s)
+        if m:
+            version = m.group(1)
+        m = re.search(r"nvidia_fs version:\s*([\d.]+)", s)
+        if m:
+            nvfs = m.group(1)
+        if s.startswith("DRIVER CONFIGURATION"):
+            in_driver = True
+            continue
+        if s.startswith(("CUFILE CONFIGURATION", "GPU INFO", "PLATFORM INFO", "IOMMU")):
+            in_driver = False
+        m = re.match(r"--rdma_device_status\s*:\s*Up:\s*(\d{1,4})\s*Down:\s*(\d{1,4})", s)
+        if m:
+            up, down = int(m.group(1)), int(m.group(2))
+            lines["rdma_device_status"] = s
+            continue
+        m = re.match(r"properties\.use_compat_mode\s*:\s*(true|false)", s)
+        if m:
+            compat = m.group(1) == "true"
+        g = _GDS_GPU.match(s)
+        if g:
+            gpus.append((int(g.group(1)), g.group(2).strip(), g.group(3).lower() == "supports gds", s))
+            continue
+        if re.search(r"Platform verification succeeded", s, re.I):
+            verified, verify_line = True, s
+        elif re.search(r"Platform verification (?:error|failed)|nvidia_fs driver (?:is )?not loaded", s, re.I):
+            verified, verify_line = False, s
+        b = _GDS_BACKEND.match(s) if in_driver and not s.startswith("--") else None
+        if b:
+            backends[b.group("k").strip()] = b.group("v").strip()
+            lines[b.group("k").strip()] = s
+    return GdsCheck(version, nvfs, backends, lines, up, down, tuple(gpus), verified, verify_line, compat)
+
+
+def detect_gdscheck(text: str) -> float:
+    """0.95 for ``gdscheck -p``: its "GDS release version" line, or its DRIVER CONFIGURATION block of backends read
+    as Supported / Unsupported."""
+    head = text[:50_000]
+    if re.search(r"^\s*GDS release version:", head, re.M):
+        return 0.95
+    if "DRIVER CONFIGURATION" in head and len(re.findall(r"^\s*(?:NVMe|NFS|WekaFS|NVMeOF)\s*:\s*(?:Un)?[Ss]upported",
+                                                       head, re.M)) >= 2:
+        return 0.9
+    return 0.0

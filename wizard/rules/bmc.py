@@ -776,8 +776,21 @@ def judge_sensors(sdr: SdrFacts, thresholds: SdrFacts | None = None, source: str
     hottest = max((r for r in temps if r in judged), key=lambda r: r.value or 0.0, default=None)
     if hottest is not None:
         msg += (Msg('; hottest {name} {value:g} °C', name=hottest.name, value=hottest.value))
+    off = next((r.line for r in readings if _SOFT_OFF.search(r.line)), "")
+    if off and no_reading:  # the host is off: its CPUs, DIMMs and most fans have nothing to report
+        return out + [Finding("health.bmc_sensors", Verdict.UNKNOWN,
+                              msg + Msg("; but the host is powered off ({line}), so its CPU, memory and fan sensors have "
+                                        "no reading: this listing cannot show how the running host keeps cool",
+                                        line=off.strip()), "BMC sensors", cap([source, off] + [r.line for r in judged], 12),
+                              "Power the host on (`ipmitool chassis power on`) and read `ipmitool sdr elist` again under "
+                              "load.", SRC_SDR)]
     return out + [Finding("health.bmc_sensors", Verdict.PASS, msg, "BMC sensors",
                           cap([source] + [r.line for r in judged], 12), "", SRC_SDR)]
+
+
+_SOFT_OFF = lazy_re(r"\bS4/S5: soft-off\b|\bS5(?:/G2)?: soft-off\b|\bG3: mechanical off\b")
+"""The ACPI power state sensor saying the host is off (IPMI v2.0, table 42-3, sensor type 22h System ACPI Power State:
+S4/S5 soft-off, G3 mechanical off)."""
 
 
 def sensors(outputs: Outputs, expectations: Mapping[str, Any]) -> list[Finding]:

@@ -23,6 +23,7 @@ from wizard.parsers.cuda_samples import (
     BandwidthTest, BwMeasure, DeviceQuery, Nvbandwidth, NvbwTestcase, P2pMatrix, P2pTest, parse_bandwidth_test, parse_device_query,
     parse_nvbandwidth, parse_p2p_test,
 )
+from wizard.rules.kernel_log_common import plural
 from wizard.rules.gpu_presence import ended_architecture, sxm_nvswitch_class
 from wizard.rules.validate import H2D_GEN5_WARN_FRACTION, MEMCPY_REMEDY, SRC_H2D_GEN5, match_gpu, pcie_practical_gb_s, threshold
 from wizard.i18n import Msg, N_, SEMICOLON, joined
@@ -149,7 +150,7 @@ def _device_count(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Fi
     if dq.result != "PASS":
         return [Finding(fid, Verdict.UNKNOWN, (Msg('deviceQuery: CUDA detected {n} GPU(s) but the paste has no Result line', n=n) + (Msg(' ({names})', names=names) if names else '')), "host", ev or _nonempty(text),
                         "Paste the whole deviceQuery output (it ends with 'Result = PASS' or FAIL).", SRC_SAMPLES)]
-    return [Finding(fid, Verdict.PASS, (Msg('deviceQuery: CUDA sees {n} GPU(s) and Result = PASS', n=n) + (Msg(' ({names})', names=names) if names else '') + Msg('; it proves the driver and the CUDA runtime work, not that the GPU performs under load')), "host", ev, "", SRC_SAMPLES)]
+    return [Finding(fid, Verdict.PASS, (Msg('deviceQuery: CUDA sees {gpus} and Result = PASS', gpus=plural(n, 'GPU')) + (Msg(' ({names})', names=names) if names else '') + Msg('; it proves the driver and the CUDA runtime work, not that the GPU performs under load')), "host", ev, "", SRC_SAMPLES)]
 
 
 def judge_device_query(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> list[Finding]:

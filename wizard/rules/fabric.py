@@ -216,7 +216,7 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
                                if apart else [])
     if unread:
         return unread + [Finding(STATE_ID, Verdict.PASS, Msg("the {n_ports} port(s) read are Active (what could not be read is said apart)", n_ports=len(ports.ports)), "node",
-                                 tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln)[:8], "", SRC_STATE)]
+                                 tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln or " ==> " in ln)[:8], "", SRC_STATE)]
     soft = [p for p in ports.ports if _SOFT_RDMA.match(p.ca)]
     if soft and len(soft) == len(ports.ports):  # only software RDMA devices: an ordinary NIC, no RDMA hardware
         return [Finding(STATE_ID, Verdict.WARN,
@@ -231,7 +231,7 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
     summary = ", ".join(f"{n} x {_rate_s(r, layer)}" for r, n in sorted(rates.items(), key=lambda kv: -kv[0]))
     n_judged = len(ports.ports) - len(apart)
     return [Finding(STATE_ID, Verdict.PASS, (Msg('{n_ports} of {n_ports} ports Active', n_ports=n_judged) + (f" ({summary}{(' ' + layer if layer else '')})" if summary else Msg(' ({value} does not show the rate; `ibstat` does)', value=ports.tool or 'this tool')) + also), "node",
-                    tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln)[:8], "", SRC_STATE)]
+                    tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln or " ==> " in ln)[:8], "", SRC_STATE)]
 
 
 def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
@@ -1263,3 +1263,99 @@ def judge_fi_info(info: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]
                         "RDMA fabric is usable by MPI and NCCL's OFI plugin", prov=prov,
                         types="/".join(dict.fromkeys(e[3] for e in rdma if e[3])) or "RDMA", n=len(domains) or 1,
                         domains=", ".join(domains) or prov), "host", ev, "", SRC_FI_INFO)]
+
+
+SRC_OSU = ("OSU Micro-Benchmarks (http://mvapich.cse.ohio-state.edu/benchmarks/): osu_bw / osu_bibw report bandwidth in "
+           "MB/s (10^6 bytes) per message size, osu_latency the one-way latency in us; D and H say whether each side's "
+           "buffer is in GPU (device) or host memory; --validation checks the data received")
+_OSU_CRASH = lazy_re(r"\bCaught signal \d+|\bSegmentation fault\b|\bBus error\b|\bcore dumped\b|"
+                     r"BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES|\bexited on signal \d+")
+"""A rank that died (UCX's and Open MPI's crash reports, the shell's signal words)."""
+OSU_SLOWEST_GBIT_S = 25.0
+"""The slowest RDMA link a GPU cluster's fabric uses (25 Gb/s Ethernet RoCE; InfiniBand is 56 Gb/s FDR and up, InfiniBand
+Trade Association roadmap) and below any PCIe link a GPU sits on (Gen3 x4 is ~32 Gb/s): a large-message OSU bandwidth
+under it, inside a node or across, is the fabric or GPU path not in use (derived)."""
+
+
+def judge_osu_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``multinode.ib_bandwidth`` from an OSU micro-benchmark (MPI point-to-point between two ranks, in one node or
+    across a NIC: the output does not say which). A row whose Validation is Fail fails (the data arrived wrong). A
+    bandwidth test's peak is judged against 0.8 x the plan's nic_gbit_s when the plan gives it (at or above: the path
+    is not slower than the NIC; below it warns: slow if the ranks were on two nodes); without it a peak under
+    :data:`OSU_SLOWEST_GBIT_S` from 1 MiB on warns (slower than any GPU fabric or GPU PCIe link: a TCP or
+    shared-memory fallback, or a staged copy), else it is reported, not graded. Latency tests are reported."""
+    from wizard.parsers.fabric import parse_osu
+
+    run = parse_osu(text)
+    return _osu(run, text, exp) + _osu_other_words(run, text)
+
+
+def _osu_other_words(run: Any, text: str) -> list[Finding]:
+    """What the MPI library or the launcher printed around the benchmark (a UCX ERROR that the locked-memory limit
+    is too low, a failed device open), in their own words (:mod:`wizard.rules.toolwords`): a warning or failure
+    there is the run's too, even when the benchmark's rows came out."""
+    from wizard.rules import toolwords
+
+    rows = {r[3] for r in run.rows}
+    rest = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#") and ln.strip() not in rows
+            and not _OSU_CRASH.search(ln)]
+    return [f for f in toolwords.judge("\n".join(rest) + "\n") if f.verdict in (Verdict.WARN, Verdict.FAIL)] if rest else []
+
+
+def _osu(run: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    title = run.header.lstrip("#").strip() or Msg("OSU {test} test", test=run.test or "?")  # its own words, as printed
+    what = Msg("{title}{buf}", title=title, buf=Msg(" ({buffers})", buffers=run.buffers) if run.buffers else "")
+    if not run.rows:
+        return [Finding(PERFTEST_ID, Verdict.UNKNOWN, Msg("{what}: no message size was measured in this output (it is "
+                                                          "cut, or the run stopped before its first size)", what=what),
+                        "node", tuple(ln for ln in text.splitlines() if ln.strip())[:4],
+                        "Paste the whole output, from its '# OSU' title to its largest size.", SRC_OSU)]
+    crash = [ln.strip() for ln in text.splitlines() if _OSU_CRASH.search(ln)]
+    if crash:  # the benchmark died part-way: the sizes after the last row were never measured
+        return [Finding(PERFTEST_ID, Verdict.FAIL, Msg("{what}: the run crashed after the {size}-byte message size: "
+                                                       "{line}", what=what, size=run.rows[-1][0], line=crash[0][:200]),
+                        "node", tuple([run.rows[-1][3]] + crash[:3]),
+                        "Read the crash's stack (the library it died in: UCX, libfabric, the CUDA driver) and the "
+                        "kernel log on that node (Xid, AER); rerun with another transport (UCX_TLS, FI_PROVIDER) to "
+                        "tell a library fault from a GPU or NIC one.", SRC_OSU)]
+    failed = [r for r in run.rows if r[2] == "Fail"]
+    if failed:
+        return [Finding(PERFTEST_ID, Verdict.FAIL, Msg("{what}: the data received failed validation at {n} message "
+                                                       "size(s), from {size} bytes", what=what, n=len(failed),
+                                                       size=failed[0][0]), "node", tuple(r[3] for r in failed[:4]),
+                        "Data arrived wrong between the two ranks: check the GPU and NIC under it (dmesg for Xid and "
+                        "AER, the HCA's error counters), GPUDirect RDMA (nvidia_peermem) and the MPI/UCX/libfabric "
+                        "settings; rerun on other GPUs or nodes to find the faulty one.", SRC_OSU)]
+    if run.unit != "MB/s":
+        low = min(r[1] for r in run.rows)
+        return [Finding(PERFTEST_ID, Verdict.UNKNOWN, Msg("{what}: {low:g} us at the smallest size; bringup holds no "
+                                                          "latency floor to judge it by", what=what, low=low), "node",
+                        (run.header, run.rows[0][3]), "", SRC_OSU)]
+    peak = max(run.rows, key=lambda r: r[1])
+    gb, gbit = peak[1] / 1000, peak[1] * 8 / 1000
+    big = max(r[0] for r in run.rows)
+    said = Msg("{what}: peak {gb:.1f} GB/s ({gbit:.0f} Gb/s) at {size} bytes", what=what, gb=gb, gbit=gbit, size=peak[0])
+    ev = (run.header, peak[3])
+    nic = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
+    if nic is not None:
+        ok = gbit >= 0.8 * nic
+        return [Finding(PERFTEST_ID, Verdict.PASS if ok else Verdict.WARN,
+                        said + (Msg(", at least 0.8 x the plan's {nic:g} Gb/s NIC", nic=nic) if ok else
+                                Msg(", below 0.8 x the plan's {nic:g} Gb/s NIC: slow if the two ranks ran on two nodes",
+                                    nic=nic)), "node", ev,
+                        "" if ok else "Check that the MPI library uses the RDMA fabric (UCX_TLS / FI_PROVIDER, "
+                        "`ucx_info -d`, `fi_info`), GPUDirect RDMA (nvidia_peermem loaded) for D D, and the NIC nearest "
+                        "each GPU; then compare with `ib_write_bw --use_cuda` between the same nodes.", SRC_OSU)]
+    if gbit < OSU_SLOWEST_GBIT_S and big >= 1 << 20:
+        return [Finding(PERFTEST_ID, Verdict.WARN,
+                        said + Msg(": below {floor:g} Gb/s, slower than any GPU cluster's RDMA fabric and any PCIe link a "
+                                   "GPU sits on, so the transfer took a slow path (TCP or a shared-memory fallback, a "
+                                   "staged copy through host memory)", floor=OSU_SLOWEST_GBIT_S), "node", ev,
+                        "Check what the MPI library uses (UCX_TLS / FI_PROVIDER: `ucx_info -d`, `fi_info`; on Slingshot "
+                        "the CXI provider), that it is built CUDA/ROCm-aware, and GPUDirect RDMA (nvidia_peermem) "
+                        "for device buffers.", SRC_OSU)]
+    return [Finding(PERFTEST_ID, Verdict.UNKNOWN,
+                    said + Msg(": reported, not graded: the output does not say whether the ranks shared a node or what "
+                               "the NIC's rate is (set the plan's nic_gbit_s to judge it)"), "node", ev,
+                    "Compare with the NIC's line rate (a 200 Gb/s NIC carries about 24 GB/s) or with the GPUs' own "
+                    "link inside one node.", SRC_OSU)]

@@ -36,6 +36,7 @@ from wizard.parsers.pcie import (
 )
 from wizard.parsers.smi import GpuFacts, SmiDoc, unreachable_gpus
 from wizard.probes import NVIDIA_VENDOR, ProbeOutput
+from wizard.rules.kernel_log_common import plural
 from wizard.rules.common import Outputs, garbled, missing
 from wizard.rules.smi import (
     ERR_FIELDS_UNRESPONSIVE, SRC_MIG, SRC_SMI, _err_fields, _ev, _pass_group, _unknown_error_fields, gpu_class, subject, unresponsive,
@@ -1058,7 +1059,7 @@ def nvidia_smi(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         return [missing("driver.nvidia_smi", o, "whether nvidia-smi works", source=SRC_A2)]
     if not s.gpus:
         return [garbled("driver.nvidia_smi", o, "nvidia-smi -L", s.problems or o.lines()[:10], source=SRC_A2)]
-    return [Finding("driver.nvidia_smi", Verdict.PASS, Msg("nvidia-smi lists {n_gpus} GPU(s)", n_gpus=len(s.gpus)), "host",
+    return [Finding("driver.nvidia_smi", Verdict.PASS, Msg("nvidia-smi lists {gpus}", gpus=plural(len(s.gpus), "GPU")), "host",
                     tuple([o.source] + o.lines()[:16]), "", SRC_A2)]
 
 
@@ -1105,10 +1106,10 @@ def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 ev, "Correct the plan's GPU count, or check which GPU should not be here.", SRC_A1,
                                 measured=cm))
     elif want is None and not lost and (doubt := sxm_count_doubt(seen, names)) is not None:
-        findings.append(sxm_count_finding(Msg("nvidia-smi -L lists {seen} GPU(s)", seen=seen), doubt, ev))
+        findings.append(sxm_count_finding(Msg("nvidia-smi -L lists {gpus}", gpus=plural(seen, "GPU")), doubt, ev))
     else:
         findings.append(Finding("health.gpu_count", Verdict.PASS,
-                                (Msg('nvidia-smi -L lists {seen} GPU(s): {listing}{lost}', seen=seen, listing=listing, lost=lost) + (Msg(', as the plan expects') if want is not None else '')), "host", ev, "", SRC_A1,
+                                (Msg('nvidia-smi -L lists {gpus}: {listing}{lost}', gpus=plural(seen, 'GPU'), listing=listing, lost=lost) + (Msg(', as the plan expects') if want is not None else '')), "host", ev, "", SRC_A1,
                                 measured=cm))
     if len(names) > 1:
         findings.append(Finding("health.gpu_count", Verdict.WARN,
@@ -1170,7 +1171,7 @@ def nvml(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     findings: list[Finding] = []
     pci, _ = _pci(out)
     on_bus = len(pci.gpus) if pci is not None else None
-    desc = (Msg('NVML sees {count} GPU(s), driver {driver_version}', count=f.count, driver_version=f.driver_version) + (Msg(', CUDA {cuda_version_str} supported by the driver', cuda_version_str=f.cuda_version_str) if f.cuda_version_str else ''))
+    desc = (Msg('NVML sees {gpus}, driver {driver_version}', gpus=plural(f.count, 'GPU'), driver_version=f.driver_version) + (Msg(', CUDA {cuda_version_str} supported by the driver', cuda_version_str=f.cuda_version_str) if f.cuda_version_str else ''))
     ev = [o.source] + [f"GPU {g.get('index')}: {g.get('name', '?')} {g.get('pci_bus_id', '?')} "
                        f"serial {g.get('serial', '?')}" for g in f.gpus]
     # a GPU NVML counts but cannot open (nvmlDeviceGetHandleByIndex: "GPU is lost" after Xid 79)

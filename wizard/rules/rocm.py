@@ -93,7 +93,7 @@ def judge_concise(c: RocmConcise, exp: Mapping[str, Any], text: str = "") -> lis
     powers = [g.power_w for g in fine if g.power_w is not None]
     caps = [g.power_cap_w for g in fine if g.power_cap_w]
     busy = [g for g in fine if (g.gpu_pct or 0) > 0 or (g.vram_pct or 0) > 0]
-    said = [Msg("{n} GPU(s) answer rocm-smi", n=len(fine))]
+    said = [Msg("{gpus} answer rocm-smi", gpus=plural(len(fine), "GPU"))]
     if temps:
         said.append(Msg("temperature {t}", t=_span(temps, " °C")))
     if powers:

@@ -44,6 +44,7 @@ from wizard.parsers.storage import (
 )
 from wizard.progress import MARK, REMOVE_FAILED, strip_marked
 from wizard.rules.common import Outputs, missing
+from wizard.rules.kernel_log_common import plural
 from wizard.i18n import N_, Msg, joined, SEMICOLON
 from wizard.common import lazy_re
 
@@ -882,3 +883,69 @@ def results_fio(log: str, plan: Mapping[str, Any]) -> dict[str, Any]:
                      "note": f"{j.read_iops or 0:,.0f} IOPS" + (f", error {j.error}" if j.error else ""),
                      "limit_op": ">=" if floor is not None else ""})
     return {"results": rows}
+
+
+GDS_ID = "node.storage_gds"
+SRC_GDS = ("NVIDIA GPUDirect Storage Troubleshooting Guide, 'gdscheck -p' (the DRIVER CONFIGURATION list: which "
+           "storage drivers and file systems GDS can use on this host; nvidia-fs loaded; userspace RDMA devices) "
+           "(https://docs.nvidia.com/gpudirect-storage/troubleshooting-guide/index.html); GPUDirect Storage "
+           "Overview: compatibility mode moves cuFile I/O through a CPU bounce buffer "
+           "(https://docs.nvidia.com/gpudirect-storage/overview-guide/index.html)")
+_GDS_STORAGE = ("NVMe", "NVMeOF", "NVMe P2PDMA", "SCSI", "NFS", "WekaFS", "DDN EXAScaler", "IBM Spectrum Scale",
+                "BeeGFS", "ScaTeFS", "NVMesh", "ScaleFlux CSD", "Lustre")
+
+
+def judge_gdscheck_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``node.storage_gds`` from ``gdscheck -p``: GPUDirect Storage (cuFile reading files straight into GPU memory)
+    is optional for training, so nothing here fails. A storage backend Supported passes, naming them (RDMA devices
+    Down, or a GPU that does not support GDS, warn); every backend Unsupported warns: cuFile I/O then goes through a
+    CPU bounce buffer (compatibility mode) or fails (``use_compat_mode false``); a failed platform verification
+    warns; a paste without the DRIVER CONFIGURATION list is unknown."""
+    from wizard.parsers.storage import parse_gdscheck
+
+    g = parse_gdscheck(text)
+    supported = [k for k, v in g.backends.items() if v == "Supported" and k in _GDS_STORAGE]
+    storage = [k for k in g.backends if k in _GDS_STORAGE]
+    head = Msg("GDS {version}, nvidia_fs {nvfs}", version=g.version or "?", nvfs=g.nvidia_fs or "?")
+    ev = tuple(g.lines[k] for k in (supported or storage)[:6]) + ((g.lines["rdma_device_status"],)
+                                                                  if "rdma_device_status" in g.lines else ())
+    if not storage:
+        return [Finding(GDS_ID, Verdict.UNKNOWN, Msg("{head}: this gdscheck output has no DRIVER CONFIGURATION list of "
+                                                     "storage backends to judge", head=head), "node",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:4],
+                        "Paste the whole `/usr/local/cuda/gds/tools/gdscheck -p` output.", SRC_GDS)]
+    out: list[Finding] = []
+    bad_gpus = [x for x in g.gpus if not x[2]]
+    if not supported:
+        compat = (Msg("; use_compat_mode is false, so cuFile reads fail instead of falling back") if g.compat_mode is False
+                  else Msg("; cuFile I/O goes through a CPU bounce buffer (compatibility mode)"))
+        out.append(Finding(GDS_ID, Verdict.WARN,
+                           Msg("{head}: no storage backend supports GPUDirect Storage here ({n} listed, all "
+                               "Unsupported){compat}; training still reads its data through the host",
+                               head=head, n=len(storage), compat=compat), "node", ev,
+                           "If GDS is wanted: load nvidia_fs (`modprobe nvidia-fs`, from the nvidia-gds package "
+                           "matching the driver), use a file system GDS supports (local NVMe with ext4/XFS, NFS over "
+                           "RDMA, Lustre, GPFS, WekaFS, BeeGFS) with MLNX_OFED/DOCA's PeerDirect for the RDMA ones, "
+                           "then run `gdscheck -p` again.", SRC_GDS))
+    if g.rdma_down:
+        out.append(Finding(GDS_ID, Verdict.WARN, Msg("{head}: {down} of the userspace RDMA devices GDS uses are Down",
+                                                     head=head, down=g.rdma_down), "node", (g.lines["rdma_device_status"],),
+                           "Bring the RDMA ports up (`ibstat`, `ibdev2netdev`) or drop them from cufile.json's "
+                           "rdma_dev_addr_list.", SRC_GDS))
+    if bad_gpus:
+        out.append(Finding(GDS_ID, Verdict.WARN, Msg("{head}: GPU(s) {gpus} do not support GDS", head=head,
+                                                     gpus=", ".join(str(x[0]) for x in bad_gpus)), "node",
+                           tuple(x[3] for x in bad_gpus[:4]), "Read the GPU lines of `gdscheck -p`: GDS needs a "
+                           "data-center or RTX professional GPU with a large BAR1.", SRC_GDS))
+    if g.verified is False:
+        out.append(Finding(GDS_ID, Verdict.WARN, Msg("{head}: gdscheck's platform verification failed: {line}",
+                                                     head=head, line=g.verify_line), "node", (g.verify_line,),
+                           "Read /var/log/cufile.log (or the path in cufile.json) for the reason.", SRC_GDS))
+    if out:
+        return out
+    rdma = (Msg("; userspace RDMA devices Up: {up}", up=g.rdma_up) if g.rdma_up else "")
+    return [Finding(GDS_ID, Verdict.PASS,
+                    Msg("{head}: GPUDirect Storage supported for {what}{rdma}{gpus}", head=head,
+                        what=", ".join(supported), rdma=rdma,
+                        gpus=Msg("; {gpus} support GDS", gpus=plural(len(g.gpus), "GPU")) if g.gpus else ""), "node", ev, "",
+                    SRC_GDS)]

@@ -69,6 +69,12 @@ _FAIL = lazy_re(
     # the kubelet's device manager could not hand a pod the GPUs it was scheduled with (the device plugin has none to
     # give: unhealthy or gone GPUs): the pod is rejected (Kubernetes device plugins, kubelet devicemanager)
     r"|\bAllocate failed due to requested number of devices unavailable for \S+"
+    # libfabric's provider reporting a failed completion (EFA's "efa_rdm_txe_handle_error() ... err: 5, message:
+    # Invalid address"): a send or receive to a peer failed (fi_cq(3): completion error entries)
+    r"|\blibfabric:\d+:\d+:[^\n]{0,80}_handle_error\(\):\d+<(?:warn|error)> err: \d+"
+    # a health agent's component state (gpud: "health": "Unhealthy", its reason beside it; leptonai/gpud
+    # components' health states Healthy / Degraded / Unhealthy)
+    r'|"health"\s*:\s*"Unhealthy"'
     # Apptainer/Singularity --nv: no NVIDIA driver library on the host to bind into the container (Apptainer user
     # guide, GPU support: "--nv" binds the host's libraries nvliblist.conf lists)
     r"|\bCould not find any nv files on this host\b"
@@ -125,6 +131,7 @@ _CUDA_TEXT = lazy_re(r"\(error code [^)]+\)|\bCUDA error\b|\bCUDA failure\b|\bCU
 """A line that may name a CUDA error by its text or name rather than its number (then resolved by the table)."""
 _PASS = lazy_re(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count:? [1-9]\d*\b|"
                    r"\bRegistered device plugin (?:for '[^']+' )?with Kubelet\b|"
+                   r'"health"\s*:\s*"Healthy"|'
                    r"\bTest(?:s)? PASSED\b|\bPASSED\b|\bResult\s*[=:]\s*PASS\b|\bAll (?:\d+ )?tests? passed\b|"
                    r"(?-i:^\s*PASS\b)(?!\s+--)", re.I)  # a line-leading PASS in capitals, not "Pass --enable-... to
 # configure" (hwloc's build advice at the top of an nccl-tests run: held-out r96)
@@ -567,8 +574,19 @@ def _verbs_failure(lines: list[str]) -> Finding | None:
     return Finding("explain.program_said", Verdict.FAIL, msg, "input", tuple(hits[:5]), remedy, SRC_VERBS)
 
 
-def _hits(lines: list[str], rx: re.Pattern[str]) -> list[str]:
-    return [ln.strip() for ln in lines if rx.search(ln) and not _BENIGN.search(ln)]
+def _hits(lines: list[str], rx: re.Pattern[str], benign: bool = True) -> list[str]:
+    out = []
+    for i, ln in enumerate(lines):
+        if rx.search(ln) and not (benign and _BENIGN.search(ln)):
+            why = next((x.strip() for x in lines[i + 1:i + 4] if _REASON.search(x)), "") if _HEALTH.search(ln) else ""
+            out.append(f"{ln.strip()} {why}".strip())
+    return out
+
+
+_HEALTH = lazy_re(r'"health"\s*:\s*"(?:Healthy|Unhealthy)"')
+_REASON = lazy_re(r'^\s*"reason"\s*:')
+"""A health agent's JSON gives the state, then its reason (gpud: "health": "Unhealthy", "reason": "... fabric
+manager found but not active"): the quote takes both."""
 
 
 def _traceback_error(lines: list[str]) -> list[str]:
@@ -755,7 +773,7 @@ def judge(text: str) -> list[Finding]:
                         "Read what the program says at those lines (a missing component, a device it cannot reach); "
                         "bringup does not read this program's output, so it cannot tell how much that matters here.",
                         SRC)]
-    passed = [ln.strip() for ln in lines if _PASS.search(ln)]  # "12 passed, 0 failed" is a pass line
+    passed = _hits(lines, _PASS, benign=False)  # "12 passed, 0 failed" is a pass line
     if passed:
         msg = Msg("the program reports success: {quote}{tail}", quote=_quote(passed), tail=tail)
         return [Finding("explain.program_said", Verdict.PASS, msg, "input", tuple(passed[:5]), "", SRC)]
