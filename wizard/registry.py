@@ -341,6 +341,8 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus / rdma link / ibdev2netdev (InfiniBand/RoCE port state, rate, "
          "link layer)", p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports,
          ("ibstat", "ibv_devinfo", "ibstatus", "rdma link", "ibdev2netdev")),
+    Kind("ibnetdiscover", "ibnetdiscover (the InfiniBand fabric's topology: each switch's and HCA's linked ports, "
+         "their LIDs and rates)", p_fabric.detect_ibnetdiscover, pasted.fabric_judge_ibnetdiscover, ("ibnetdiscover",)),
     Kind("iblinkinfo", "iblinkinfo (every InfiniBand link of the fabric: width, speed, state)",
          p_fabric.detect_iblinkinfo, pasted.fabric_judge_iblinkinfo, ("iblinkinfo",)),
     Kind("mlxlink", "mlxlink -d DEV [-c] (NVIDIA MFT: a port's link state, mlxlink's own troubleshooting advice, BER "

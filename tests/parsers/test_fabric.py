@@ -324,3 +324,14 @@ def test_osu_micro_benchmark_rows_buffers_and_validation_are_read():
     assert nv.buffers == "D D" and nv.version == "7.2"
     get = parse_osu(text(PUBLIC / "osu-get-bw__2node-slingshot-host-mpi-win.txt"))
     assert get.test == "MPI_Get Bandwidth"
+
+
+def test_ibnetdiscover_port_lines_are_read_with_their_peer_lid_and_rate():
+    """Held-out round 239 (real): a PuTTY log of ibnetdiscover whose tabs were lost ('Switch41 "S-..."# "..."') and CRLF
+    line ends; eight HCA ports at lid 65535."""
+    from wizard.parsers.fabric import detect_ibnetdiscover, parse_ibnetdiscover
+
+    body = text(PUBLIC / "ibnetdiscover__sat11-leaf-0927-20-node-8-hcas-lid-65535.txt")
+    links = parse_ibnetdiscover(body)
+    assert detect_ibnetdiscover(body) >= 0.9 and links[0].switch and links[0].port == 1
+    assert [x.lid for x in links[:8]] == [65535] * 8 and links[0].rate == "4xHDR" and links[0].peer.startswith("SAT111")

@@ -624,3 +624,12 @@ def test_osu_a_crash_fails_a_sub_25_gbit_peak_warns_a_plan_nic_rate_judges_and_e
     bad = text(PUBLIC / "osu-bw__gh200-2node-cuda-d-d-slingshot-cxi.txt").replace("23989.54              Pass",
                                                                                    "23989.54              Fail")
     assert [f.verdict for f in fabric.judge_osu_text(bad, {})] == [Verdict.FAIL]
+
+
+def test_ibnetdiscover_ports_without_a_lid_fail_and_a_fully_linked_leaf_passes():
+    """Held-out round 239 (real): one server's eight HCAs linked at 4xHDR but at lid 65535 (no LID: not Active);
+    Selene's leaf LG12-07 with its 41 links all with LIDs."""
+    bad = explain_text(text(PUBLIC / "ibnetdiscover__sat11-leaf-0927-20-node-8-hcas-lid-65535.txt"))
+    assert bad.kind == "ibnetdiscover" and bad.verdict is Verdict.FAIL and "65535" in bad.findings[0].message
+    ok = explain_text(text(PUBLIC / "ibnetdiscover__selene-leaf-lg12-07-all-41-ports-hdr.txt"))
+    assert ok.verdict is Verdict.PASS and "41 links" in ok.findings[0].message

@@ -377,3 +377,13 @@ def test_a_device_plugin_that_registered_with_the_kubelet_and_a_healthy_gpud_com
     assert [f.verdict for f in fs] == [Verdict.PASS] and "Registered device plugin" in fs[0].message
     fs = toolwords.judge(text(PUBLIC / "unrecognised__gpud-gb200-fabric-manager-component-healthy.txt"))
     assert [f.verdict for f in fs] == [Verdict.PASS] and '"Healthy"' in fs[0].message
+
+
+def test_torchruns_omp_banner_and_paddles_device_notes_are_not_warnings():
+    """torchrun's row of stars at level WARNING around its OMP_NUM_THREADS notice (held-out round 236, real) and
+    PaddlePaddle's glog W lines naming each device's compute capability and cuDNN version (round 237, real) carry no
+    fault."""
+    assert not [f for f in toolwords.judge(text(PUBLIC / "torchrun-log__eks-ddp-etcd-rendezvous-2-participants.txt"))
+                if f.verdict is Verdict.WARN]
+    assert not [f for f in toolwords.judge(text(PUBLIC / "paddle-log__v100-driver-11.2-runtime-10.1-cudnn-7.6.txt"))
+                if f.verdict is Verdict.WARN]

@@ -1536,3 +1536,53 @@ def detect_osu(text: str) -> float:
     if re.search(r"^#\s*OSU .*Test", head, re.M) and re.search(r"^#\s*Size\s+\S", head, re.M):
         return 0.95
     return 0.0
+
+
+# ------------------------------------------------------------------ ibnetdiscover: the fabric's topology file
+
+
+@dataclass(frozen=True)
+class NetLink:
+    """One port line of ``ibnetdiscover`` (infiniband-diags, ibnetdiscover(8)): the ``node`` block it is under (its
+    description, ``switch`` True for a "Switch" block), the local ``port``, the ``peer`` (the remote end's description
+    in quotes after '#'), the remote end's ``lid`` (65535 when it has none), the link's ``rate`` ("4xHDR", "4xEDR",
+    "4xFDR10"; "" when not printed) and the line."""
+
+    node: str
+    switch: bool
+    port: int
+    peer: str
+    lid: int | None
+    rate: str
+    line: str
+
+
+_NET_NODE = lazy_re(r'^(Switch|Ca|Rt)\s*\d+\s+"[SHR]-[0-9a-fA-F]+"\s*#\s*"([^"]*)"')
+_NET_PORT = lazy_re(r'^\[(\d{1,4})\](?:\([0-9a-fA-F]+\))?\s*"[SHR]-[0-9a-fA-F]+"\[\d{1,4}\](?:\([0-9a-fA-F]+\))?\s*#\s*'
+                    r'(?:lid \d+ lmc \d+ )?"([^"]*)"\s+lid\s+(\d{1,5})\s+(\d+x[A-Z]{3}\d*)?')
+
+
+def parse_ibnetdiscover(text: str) -> list[NetLink]:
+    """Every linked port of an ``ibnetdiscover`` topology file under its Switch / Ca block (only ports with a link are
+    listed: an absent port number is a port without one). Never raises."""
+    out: list[NetLink] = []
+    node, switch = "", False
+    for raw in text.splitlines()[:200_000]:
+        s = raw.strip()
+        h = _NET_NODE.match(s)
+        if h:
+            node, switch = h.group(2), h.group(1) == "Switch"
+            continue
+        m = _NET_PORT.match(s)
+        if m and node:
+            out.append(NetLink(node, switch, int(m.group(1)), m.group(2), int(m.group(3)), m.group(4) or "", s))
+    return out
+
+
+def detect_ibnetdiscover(text: str) -> float:
+    """0.95 for ``ibnetdiscover`` output: a Switch/Ca block header ('Switch 41 "S-..." # "desc"') and its port lines."""
+    head = text[:100_000]
+    lines = head.splitlines()
+    nodes = sum(1 for ln in lines if _NET_NODE.match(ln.strip()))
+    ports = sum(1 for ln in lines if _NET_PORT.match(ln.strip()))
+    return 0.95 if nodes and ports else 0.0

@@ -1359,3 +1359,40 @@ def _osu(run: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                "the NIC's rate is (set the plan's nic_gbit_s to judge it)"), "node", ev,
                     "Compare with the NIC's line rate (a 200 Gb/s NIC carries about 24 GB/s) or with the GPUs' own "
                     "link inside one node.", SRC_OSU)]
+
+
+SRC_NETDISCOVER = ("ibnetdiscover(8) (infiniband-diags, linux-rdma/rdma-core): each node's linked ports with the remote "
+                   "end's LID and the link's width and speed; InfiniBand Architecture Specification Vol. 1, 4.1.3: LID "
+                   "0xFFFF (65535) is the permissive LID, which no configured port carries: the subnet manager has not "
+                   "assigned that port a LID, so it is not Active")
+NO_LID = 65535
+
+
+def judge_ibnetdiscover(links: list[Any], text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``multinode.ib_port_state`` over an ``ibnetdiscover`` topology: a linked port whose remote end has LID 65535
+    (none assigned: the subnet manager has not brought it up, so it carries no traffic) fails, naming the nodes;
+    otherwise a pass counting the links by rate. Ports the file does not list have no link: whether one was meant to
+    be cabled, the file does not say, so they are not judged."""
+    if not links:
+        return [Finding(STATE_ID, Verdict.UNKNOWN, "no link could be read from this ibnetdiscover output", "fabric",
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:4],
+                        "Paste the whole `ibnetdiscover` output (its Switch and Ca blocks).", SRC_NETDISCOVER)]
+    rates = Counter(x.rate for x in links if x.rate)
+    summary = ", ".join(f"{n} x {r}" for r, n in rates.most_common())
+    nodes = list(dict.fromkeys(x.node for x in links))
+    nolid = [x for x in links if x.lid == NO_LID]
+    if nolid:
+        peers = list(dict.fromkeys(x.peer for x in nolid))
+        return [Finding(STATE_ID, Verdict.FAIL,
+                        Msg("{n} linked port(s) have no LID (lid 65535): the subnet manager has not brought them up, so "
+                            "they carry no traffic: {peers}", n=len(nolid), peers=", ".join(peers[:8])
+                            + (Msg(" (+{k} more)", k=len(peers) - 8) if len(peers) > 8 else "")), "fabric",
+                        tuple(x.line for x in nolid[:6]),
+                        "Check that a subnet manager runs and sees these ports (`sminfo`, `ibstat` on the host: State "
+                        "Initializing means no SM configured it), that the host's HCAs are up (driver loaded, ports "
+                        "enabled), and the SM's log for errors about them; then run `ibnetdiscover` again.",
+                        SRC_NETDISCOVER)]
+    return [Finding(STATE_ID, Verdict.PASS,
+                    Msg("{n} links of {k} node(s) in this topology, every remote end with a LID ({rates}); ports not "
+                        "listed have no link and are not judged", n=len(links), k=len(nodes), rates=summary or "-"),
+                    "fabric", tuple(x.line for x in links[:4]), "", SRC_NETDISCOVER)]

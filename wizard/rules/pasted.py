@@ -257,6 +257,13 @@ def fabric_judge_iblinkinfo(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return fabric.judge_iblinkinfo(parse_iblinkinfo(text), text, exp)
 
 
+def fabric_judge_ibnetdiscover(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    from wizard.parsers.fabric import parse_ibnetdiscover
+    from wizard.rules import fabric
+
+    return fabric.judge_ibnetdiscover(parse_ibnetdiscover(text), text, exp)
+
+
 def fabric_judge_osu(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.rules import fabric
 

@@ -137,7 +137,11 @@ _PASS = lazy_re(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count
 # configure" (hwloc's build advice at the top of an nccl-tests run: held-out r96)
 # words that carry no failure although they contain one of the markers above
 _BENIGN = lazy_re(r"\b0 (?:errors?|failed)\b|\bno errors?\b|\bfailed:? 0\b|\berrors?:? 0\b|"
-                  r"WARNING -- The above is only a rough guideline", re.I)  # STREAM prints that on every run
+                  r"WARNING -- The above is only a rough guideline"  # STREAM prints that on every run
+                  # PaddlePaddle's glog W line naming each device's compute capability and CUDA/cuDNN versions
+                  r"|\] (?:Please NOTE: )?device: \d+, (?:GPU Compute Capability|cuDNN Version)"
+                  # torchrun's banner around its OMP_NUM_THREADS notice: a row of stars at level WARNING
+                  r"|\[?WARNING\]?:?\s*\*{10,}\s*$|Setting OMP_NUM_THREADS environment variable for each process", re.I)
 
 
 # ------------------------------------------------------------------ the CUDA driver chain is not reachable
