@@ -262,3 +262,9 @@ def test_a_tool_quoting_the_kernel_banner_or_a_fabric_daemons_log_is_not_a_kerne
     assert kl.detect_kernel_log(text(PUBLIC / "enroot-check__verify-nvidia-container-cli-ko.txt")) < 0.3
     assert kl.detect_kernel_log(text(PUBLIC / "imex-log__compute-domain-daemon-peer-connect-retries.txt")) == 0.0
     assert kl.detect_kernel_log("Linux version 6.8.0-45-generic (buildd@lcy02-amd64-115) (gcc 13.2.0) #45-Ubuntu\n") >= 0.8
+
+
+def test_a_filesystems_own_kernel_line_alone_is_a_kernel_log():
+    """Held-out round 241 (real, node-problem-detector's test data): 'EXT4-fs (sda1): Remounting filesystem read-only'
+    pasted alone, without a time stamp."""
+    assert kl.detect_kernel_log(text(PUBLIC / "kernel-log__npd-ext4-sda1-remount-read-only.txt")) >= 0.8

@@ -143,3 +143,26 @@ def test_a_planned_drain_and_a_reboot_under_way_are_away_for_now():
     assert m.verdict is Verdict.WARN and "planned_maintenance" in m.findings[0].message
     rb = explain_text(text(PUBLIC / "scontrol-show-nodes__parallelcluster-t2-medium-down-cloud-reboot-issued-partial.txt"))
     assert rb.verdict is Verdict.WARN and "REBOOT_ISSUED" in rb.findings[0].message
+
+
+def test_sinfo_summarize_other_nodes_warn_and_a_partition_all_allocated_or_idle_passes():
+    """Held-out round 235 (real): `sinfo -s` with NODES(A/I/O/T) 4/9/3/16: three nodes Other (down, drained or failing)
+    of sixteen warn; a partition with no Other node (synthetic_, the same row with 0 Other) passes."""
+    from wizard.rules.scheduler import judge_sinfo_text
+
+    body = (PUBLIC / "sinfo__dholt-p100-partition-3-nodes-other.txt").read_text()
+    (f,) = judge_sinfo_text(body, {})
+    assert f.verdict is Verdict.WARN and "3 of its 16 nodes" in f.message and "sinfo -R" in f.remedy
+    (ok,) = judge_sinfo_text(body.replace("4/9/3/16", "4/12/0/16"), {})
+    assert ok.verdict is Verdict.PASS and "all 16 nodes" in ok.message
+
+
+def test_sinfo_summarize_without_timelimit_and_nodelist_columns_is_read():
+    """Held-out round 243 (real): TACC's `sinfo -s -o "%P %a %F"`: PARTITION AVAIL NODES(A/I/O/T) only; partitions with
+    no Other node are one pass finding."""
+    from wizard.rules.scheduler import judge_sinfo_text
+
+    fs = judge_sinfo_text((PUBLIC / "sinfo__tacc-vista-gh200-partitions-summary.txt").read_text(), {})
+    warn = [f for f in fs if f.verdict is Verdict.WARN]
+    assert any("partition gg: 36 of its 251 nodes" in f.message for f in warn)
+    assert [f.verdict for f in fs].count(Verdict.PASS) == 1

@@ -387,3 +387,13 @@ def test_torchruns_omp_banner_and_paddles_device_notes_are_not_warnings():
                 if f.verdict is Verdict.WARN]
     assert not [f for f in toolwords.judge(text(PUBLIC / "paddle-log__v100-driver-11.2-runtime-10.1-cudnn-7.6.txt"))
                 if f.verdict is Verdict.WARN]
+
+
+def test_pmix_dstore_lock_noise_is_not_an_error_and_ggml_cudamalloc_oom_is_cuda_error_2():
+    """PMIx's 'ERROR in file gds_ds12_lock_pthread.c' that every rank of an Open MPI 4 job prints (held-out round
+    242, real, around complete nccl-tests runs) is noise; llama.cpp's 'cudaMalloc failed: out of memory' (round 245,
+    real) is CUDA error 2, the program's out of memory (a warning), not a pass beside 'found 4 CUDA devices'."""
+    noise = toolwords.judge("[node-73:348287] PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c at line 168\n")
+    assert not [f for f in noise if f.verdict in (Verdict.WARN, Verdict.FAIL)]
+    fs = toolwords.judge(text(PUBLIC / "llama-server-log__4x-p100-16gb-cudamalloc-oom-compute-buffer.txt"))
+    assert [f.verdict for f in fs] == [Verdict.WARN] and "cudaErrorMemoryAllocation" in fs[0].message

@@ -212,7 +212,8 @@ _CODED = (
 _TEXT_ONLY = lazy_re(r"CUDA error(?: \([^)]*\))?: (.*?)\s*$|CUDA initialization: (.*?)(?:\s*\(Triggered internally.*)?$"
                         r"|\(error code ([^)]+)\)|\bCUDA (?:failure|error)(?: -)? [\w/.+-]+:\d+:? '([^']+)'"
                         r"|Triton Error \[CUDA\]: (.*?)\s*$|\bCUDA failed with error (.*?)\s*$"
-                        r"|\b(no kernel image is available for execution on the device)\b", re.I)
+                        r"|\b(no kernel image is available for execution on the device)\b"
+                        r"|\bcudaMalloc\w* failed: (out of memory)\b", re.I)  # ggml/llama.cpp's allocation error
 """The text cudaGetErrorString printed (Triton's "Triton Error [CUDA]: an illegal memory access was encountered" too,
 and CTranslate2's "CUDA failed with error <text>"); the CUDA samples print it as "Failed to allocate device vector A (error code
 system not yet initialized)!" (vectorAdd), nccl-tests as "Test CUDA failure common.cu:1030 'system not yet initialized'",

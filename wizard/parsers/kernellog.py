@@ -1139,7 +1139,8 @@ KERNEL_SIGNATURES = lazy_re(
     r"|available PCIe bandwidth|\bnvidia(?:-\w+)? \d{4}:|Linux version \d|Command line:|\bkernel: "
     r"|systemd-networkd\[\d+\]: [\w.@-]+: (?:[Ll]ost|[Gg]ained) carrier|: (?:NIC )?Link is (?:Down|Up)\b"
     r"|INFO: task \S+ blocked for more than \d+ seconds|hung_task_timeout_secs|^\s*Call Trace:"
-    r"|[Oo]ut of memory: Kill(?:ed)? process \d+ \(")
+    r"|[Oo]ut of memory: Kill(?:ed)? process \d+ \("
+    r"|^EXT4-fs (?:error )?\(|^XFS \(|^BTRFS (?:error|warning|critical) \(")  # a filesystem's own kernel messages
 
 
 _NV_DAEMON_RECORD = lazy_re(r"^\[[A-Z][a-z]{2} +\d{1,2} \d{4} \d\d:\d\d:\d\d\] \[(?:INFO|WARNING|WARN|ERROR|FATAL|DEBUG|"

@@ -290,9 +290,42 @@ def parse_sinfo(text: str) -> SinfoFacts:
     return SinfoFacts(header_line, tuple(rows), tuple(unread))
 
 
+_SUMMARY_HEAD = lazy_re(r"^\s*PARTITION\s+AVAIL\s+(?:TIMELIMIT\s+)?NODES\(A/I/O/T\)(?:\s+NODELIST)?\s*$", re.M)
+_SUMMARY_ROW = lazy_re(r"^\s*(?P<part>\S+)\s+(?P<avail>up|down|drain|inact)\s+(?:\S+\s+)?(?P<a>\d{1,7})/(?P<i>\d{1,7})/"
+                       r"(?P<o>\d{1,7})/(?P<t>\d{1,7})(?:\s+(?P<nodes>\S+))?\s*$")
+"""``sinfo -s``'s header and rows, TIMELIMIT and NODELIST columns or not (``-o "%P %a %F"``)."""
+
+
+@dataclass(frozen=True)
+class SinfoSummary:
+    """A row of ``sinfo -s`` (sinfo(1), --summarize: NODES(A/I/O/T), the partition's nodes allocated, idle, other
+    (down, drained, failing, ...) and total)."""
+
+    partition: str
+    avail: str
+    allocated: int
+    idle: int
+    other: int
+    total: int
+    nodes: str
+    line: str
+
+
+def parse_sinfo_summary(text: str) -> list[SinfoSummary]:
+    """The rows of ``sinfo -s`` under its header; [] when the text has no such header. Never raises."""
+    if not _SUMMARY_HEAD.search(text[:20000]):
+        return []
+    return [SinfoSummary(m.group("part"), m.group("avail"), int(m.group("a")), int(m.group("i")), int(m.group("o")),
+                         int(m.group("t")), m.group("nodes") or "", m.group(0).strip())
+            for ln in text.splitlines()[:20000] for m in [_SUMMARY_ROW.match(ln)] if m]
+
+
 def detect_sinfo(text: str) -> float:
-    """0.95 for ``sinfo`` output: its header (NODELIST with STATE, or REASON first) and at least one row."""
+    """0.95 for ``sinfo`` output: its header (NODELIST with STATE, or REASON first, or ``sinfo -s``'s NODES(A/I/O/T))
+    and at least one row."""
     head = "\n".join(text[:20000].splitlines()[:400])
+    if parse_sinfo_summary(head):
+        return 0.95
     if "NODELIST" not in head.upper():
         lines = [ln for ln in head.splitlines() if ln.strip()]
         rows = sum(1 for ln in lines if _R_ROW.match(ln.strip()))

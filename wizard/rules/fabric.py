@@ -572,7 +572,7 @@ def _judge_perftest_run(run: Any, text: str, exp: Mapping[str, Any], *, fid: str
     size = max(b for b, _, _ in run.rows)
     best = max((r for r in run.rows if r[0] == size), key=lambda r: r[1])
     gbit, line = best[1], best[2]
-    what = (Msg('{value} on {value2}', value=run.test or 'perftest', value2=run.device or 'the HCA') + (f' ({run.link_type})' if run.link_type else '') + Msg(': {gbit:.1f} Gb/s average at {size} bytes', gbit=gbit, size=size))
+    what = (Msg('{value} on {value2}', value=run.test or 'perftest', value2=run.device or 'the HCA') + (f' ({run.link_type})' if run.link_type else '') + Msg(': {gbit:.1f} Gb/s average bandwidth at {size} bytes', gbit=gbit, size=size))
     lids = re.findall(r"^\s*(local|remote) address: LID (0x[0-9a-fA-F]{1,8}|\d{1,8})\b", text, re.M)
     local = {int(v, 0) for k, v in lids if k == "local"}
     if local and local == {int(v, 0) for k, v in lids if k == "remote"} and 0 not in local:

@@ -18,7 +18,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 from wizard.model import Finding, Verdict
-from wizard.parsers.scheduler import NodeState, SinfoRow, parse_show_nodes, parse_sinfo
+from wizard.parsers.scheduler import NodeState, SinfoRow, parse_show_nodes, parse_sinfo, parse_sinfo_summary
 from wizard.i18n import Msg, N_, joined
 
 SLURM_ID = "multinode.slurm_nodes"
@@ -209,10 +209,45 @@ def _away_for(r: SinfoRow, header: str) -> Finding:
                    f"{SRC_STATES}; {known[2]}" if known else SRC_STATES)
 
 
+def _judge_summary(rows: list[Any]) -> list[Finding]:
+    """``sinfo -s``: per partition, the nodes counted Other (down, drained, failing: not allocated, not idle) take no
+    jobs: half of the partition or more fails, fewer warn; none passes. Which nodes they are, the summary does not
+    say."""
+    out: list[Finding] = []
+    for r in rows:
+        ev = (r.line,)
+        if r.other:
+            most = 2 * r.other >= r.total
+            out.append(Finding(SLURM_ID, Verdict.FAIL if most else Verdict.WARN,
+                               Msg("partition {part}: {o} of its {t} nodes are in another state than allocated or idle "
+                                   "(down, drained or failing: sinfo -s counts them as Other), so they take no jobs",
+                                   part=r.partition, o=r.other, t=r.total)
+                               + ("" if most else Msg("; the other nodes schedule, so the cluster works short of them")),
+                               "host", ev, Msg("Name them with `sinfo -R` (each one's reason) or `sinfo -N -p {part}`; read "
+                                               "each one's Reason with `scontrol show node NODE`, fix the cause (slurmd "
+                                               "running and reachable, its health check passing) and return it with "
+                                               "`scontrol update NodeName=NODE State=RESUME`.", part=r.partition),
+                               SRC_STATES))
+    fine = [r for r in rows if not r.other]
+    if fine:
+        out.append(Finding(SLURM_ID, Verdict.PASS,
+                           Msg("partition {part}: all {t} nodes allocated or idle ({a} allocated, {i} idle)",
+                               part=fine[0].partition, t=fine[0].total, a=fine[0].allocated, i=fine[0].idle)
+                           if len(fine) == 1 else
+                           Msg("{n} partitions with every node allocated or idle: {parts}", n=len(fine),
+                               parts=", ".join(f"{r.partition} ({r.total})" for r in fine[:12])
+                               + (f", +{len(fine) - 12}" if len(fine) > 12 else "")),
+                           "host", tuple(r.line for r in fine[:6]), "", SRC_STATES))
+    return out
+
+
 def judge_sinfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``sinfo`` -> :data:`SLURM_ID`: the nodes that are away (down, drained, failing: fail when they are half of
     the nodes or more, warn when a minority is away and the rest schedule; maintenance or a reboot: warn), the rest
     pass. A node listed in several partitions counts once."""
+    summary = parse_sinfo_summary(text)
+    if summary:
+        return _judge_summary(summary)
     f = parse_sinfo(text)
     if not f.rows:
         return [Finding(SLURM_ID, Verdict.UNKNOWN, "no sinfo row could be read under its header", "host",
