@@ -33,6 +33,15 @@ def test_one_line_records_of_scontrol_show_node_o_are_one_node_each():
     assert b.words == {"DOWN", "NOT_RESPONDING"}
 
 
+def test_a_reason_grepped_without_its_state_is_a_record_but_show_node_still_needs_a_state():
+    grepped = text(PUBLIC / "scontrol-show-node__slinky-drain-reason-gpu-ecc.txt")
+    (n,) = s.parse_show_nodes(grepped)
+    assert (n.name, n.state, n.reason) == ("node-0", "", "slurm-operator: GPU ECC error detected")
+    assert s.detect_scontrol_node(grepped) == 0.95
+    assert s.parse_show_node(grepped) is None  # wizard/slurm.py's drain/resume decision needs the State itself
+    assert s.parse_show_nodes("NodeName=gpu01 Arch=x86_64 CPUTot=64\n") == []  # neither State nor Reason
+
+
 @pytest.mark.parametrize("state, words", [
     ("drng@", {"DRAINING", "REBOOT_REQUESTED"}), ("fail*", {"FAIL", "NOT_RESPONDING"}), ("mix", {"MIXED"}),
     ("idle~", {"IDLE", "POWERED_DOWN"}), ("alloc", {"ALLOCATED"}), ("drained", {"DRAINED"}), ("maint", {"MAINT"}),

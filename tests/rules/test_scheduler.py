@@ -25,6 +25,13 @@ def test_a_node_drained_for_missing_gpus_fails_with_what_to_check_in_gres_conf()
     assert "gres.conf" in f.source and any("Reason=" in ln for ln in f.evidence)
 
 
+def test_a_reason_without_its_state_line_fails_since_slurm_keeps_a_reason_only_while_a_node_is_away():
+    r = explain_text(text(PUBLIC / "scontrol-show-node__slinky-drain-reason-gpu-ecc.txt"))
+    assert r.kind == "slurm-scontrol-node" and r.verdict is Verdict.FAIL
+    (f,) = r.findings
+    assert "node-0" in f.message and "GPU ECC error detected" in f.message and "State= line is not in" in f.message
+
+
 def test_sinfo_counts_each_node_once_and_tells_failed_from_rebooting_and_usable():
     r = explain_text(text(SINFO))
     bad, later, ok = ([f for f in r.findings if f.verdict is v] for v in (Verdict.FAIL, Verdict.WARN, Verdict.PASS))

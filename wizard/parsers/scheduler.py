@@ -97,7 +97,9 @@ than on a record ``scontrol show node`` prints."""
 
 def parse_show_nodes(text: str) -> list[NodeState]:
     """Every node record of ``scontrol show node`` (a ``NodeName=`` line opens one; its indented lines follow) or
-    ``scontrol show node -o`` (one line per node). A record without ``State=`` is left out."""
+    ``scontrol show node -o`` (one line per node). A record without ``State=`` is left out unless it has a ``Reason=``
+    (``scontrol show node | grep -E 'NodeName|Reason'``): then ``state`` is "" and the reason stands for it, since Slurm
+    keeps a Reason only while the node is down, drained or failing (scontrol(1), "Reason")."""
     records: list[list[str]] = []
     for line in text.splitlines():
         m = re.search(r"(?:^|\s)NodeName=\S", line)
@@ -111,12 +113,12 @@ def parse_show_nodes(text: str) -> list[NodeState]:
     for rec in records:
         body = "\n".join(rec)
         name, state = _value("NodeName", body), _value("State", body)
-        if not name or not state:
-            continue
         reason = ""
         for ln in rec:
             if re.search(r"(?:^|\s)Reason=", ln):
                 reason = _value("Reason", ln)
+        if not name or not (state or reason):
+            continue
         ev = tuple(ln.rstrip() for ln in rec if _FIELD.search(ln))
         feats = next((v for v in (_value("AvailableFeatures", body), _value("ActiveFeatures", body),
                                   _value("Features", body), _value("Feature", body)) if v), "")
@@ -129,14 +131,14 @@ def parse_show_nodes(text: str) -> list[NodeState]:
 
 def parse_show_node(text: str) -> NodeState | None:
     """The first node of :func:`parse_show_nodes`, ``None`` when the text has no NodeName and State."""
-    nodes = parse_show_nodes(text)
+    nodes = [n for n in parse_show_nodes(text) if n.state]
     return nodes[0] if nodes else None
 
 
 def detect_scontrol_node(text: str) -> float:
-    """0.95 for ``scontrol show node`` output (NodeName= and State= in one record)."""
+    """0.95 for ``scontrol show node`` output (NodeName= and State= or Reason= in one record)."""
     head = text[:20000]
-    if "NodeName=" not in head or "State=" not in head:
+    if "NodeName=" not in head or ("State=" not in head and "Reason=" not in head):
         return 0.0
     return 0.95 if parse_show_nodes(head) else 0.0
 

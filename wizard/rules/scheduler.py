@@ -159,13 +159,15 @@ def _judge_nodes(nodes: list[NodeState], fine_msg: str) -> list[Finding]:
     for n in nodes:
         words = n.words
         why = Msg(" (reason: {reason})", reason=n.reason) if n.reason else Msg(" (no reason given)")
-        cat = category(words)
+        cat = "away" if not n.state and n.reason else category(words)  # Reason kept only while away: scontrol(1)
         if cat == "away" and words & _DRAIN and not (words & UNUSABLE - _DRAIN) and _PLANNED.search(n.reason or ""):
             cat = "later"  # an administrator drained it for planned work, and said so (held-out round 165)
         if cat == "away":
             known = known_reason(n.reason)
-            msg = Msg("Slurm has node {node} in state {state}{why}: it takes no jobs", node=n.name, state=n.state,
-                      why=why)
+            msg = (Msg("Slurm has node {node} in state {state}{why}: it takes no jobs", node=n.name, state=n.state,
+                       why=why) if n.state else
+                   Msg("Slurm holds a reason for node {node}{why}, which it keeps only while a node is down, drained or "
+                       "failing: it takes no jobs (its State= line is not in the paste)", node=n.name, why=why))
             if known:
                 msg += Msg("; {meaning}", meaning=Msg(known[0]))
             out.append(Finding(SLURM_ID, Verdict.FAIL, msg, n.name, n.lines,
