@@ -796,7 +796,7 @@ def _doc_width(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                                  "same (lspci -vv of the port above it, its LnkCap, tells which)",
                                                  fmt=_fmt(cur))
         out.append(Finding("health.pcie_width", WIDTH_BELOW_CAP if baseboard and not guest else Verdict.WARN,
-                           Msg("{subject}: PCIe link is x{fmt}, narrower than its maximum x{fmt2}{when}", subject=subject(g), fmt=_fmt(cur), fmt2=_fmt(mx), when=when) + slot,
+                           Msg("{subject}: PCIe link width is x{fmt}, narrower than its maximum x{fmt2}{when}", subject=subject(g), fmt=_fmt(cur), fmt2=_fmt(mx), when=when) + slot,
                            subject(g), _doc_ev(g, lines, slines), REMEDY_WIDTH + vm, SRC_WIDTH, measured=wm))
     out += _pass_group("health.pcie_width", ok, N_("PCIe link at full width"), N_("full PCIe width on {n} GPUs"), SRC_WIDTH,
                        total=len(doc.gpus))

@@ -221,7 +221,7 @@ def _judge_summary(rows: list[Any]) -> list[Finding]:
         if r.other:
             most = 2 * r.other >= r.total
             out.append(Finding(SLURM_ID, Verdict.FAIL if most else Verdict.WARN,
-                               Msg("partition {part}: {o} of its {t} nodes are in another state than allocated or idle "
+                               Msg("partition {part}: {o} of its {t} nodes are offline, in another state than allocated or idle "
                                    "(down, drained or failing: sinfo -s counts them as Other), so they take no jobs",
                                    part=r.partition, o=r.other, t=r.total)
                                + ("" if most else Msg("; the other nodes schedule, so the cluster works short of them")),
