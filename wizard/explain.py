@@ -313,6 +313,12 @@ ROW_STARTS = (
 a new part (ipmitool's SEL and SDR listings pasted after another output)."""
 
 
+_LAUNCH_NOISE = lazy_re(r"\s*(?:Authorization required, but no authorization protocol specified|\++ \S.*"
+                        r"|Invalid MIT-MAGIC-COOKIE-1 key"
+                        r"|\[[\w.-]+:\d+\] PMIX ERROR: ERROR in file gds_ds12_lock_pthread\.c at line \d+)\s*$")
+"""Lines a launcher's environment prints around a job's output that say nothing about it: Xlib's refusal of an X11
+display the remote shell forwarded (a DISPLAY set without its cookie), and PMIx's shared-memory store lock message
+(wizard/rules/toolwords.py's benign words), and the shell's own echo of the command it runs (``set -x``: "+ srun ...")."""
 _IMAGE_PULL = lazy_re(
     r"\s*(?:Unable to find image '[^']+' locally|\S+: Pulling from \S+"
     r"|[0-9a-f]{12}: (?:Pull complete|Already exists|Pulling fs layer|Waiting|Download complete|Verifying Checksum"
@@ -422,11 +428,17 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
     chunks: list[tuple[int, list[str]]] = []
     start = 0
     cur: list[str] = []
+    continued = False  # the prompt's command goes on after a trailing backslash: its next lines are the command's
     for i, ln in enumerate(lines):
+        if continued:
+            continued = ln.rstrip().endswith("\\")
+            start = i + 1
+            continue
         if _splits(ln):
             if any(x.strip() for x in cur):
                 chunks.append((start, cur))
             start, cur = i + 1, []
+            continued = ln.rstrip().endswith("\\")
             continue
         cur.append(ln)
     if any(x.strip() for x in cur):
@@ -674,8 +686,9 @@ def _explain_text(text: str, name: str = "-", expectations: Mapping[str, Any] | 
         part_exp = dict(exp, command=commands[first]) if first in commands else exp
         k, score, fs = _explain_one(body, part_exp, None)
         if k is None:
-            if len(pieces) > 1 and all(_IMAGE_PULL.match(ln) for ln in lines if ln.strip()):
-                continue  # `docker run` pulling its image before the command's output (round 20): not an output
+            if len(pieces) > 1 and all(_IMAGE_PULL.match(ln) or _LAUNCH_NOISE.match(ln) for ln in lines if ln.strip()):
+                continue  # `docker run` pulling its image before the command's output (round 20), or a launcher's
+                # environment noise around it: not an output
             said = program_said(body)
             if len(pieces) > 1 and sum(1 for ln in lines if ln.strip()) < 3 and not any(
                     f.verdict is Verdict.FAIL for f in said):

@@ -72,7 +72,7 @@ def test_error_values_not_supported_devices_and_numba_s_fields():
 def test_detects_the_reports_and_not_the_outputs_of_other_kinds():
     for p in REAL:
         assert detect_cuda_env(text(p)) >= 0.9, p.name
-    for name in ("cuda-devicequery__deviceQuery-h100-sxm-x8.txt", "nvcc-version__sglang-check-env-h100-driver550-cu129.txt",
+    for name in ("cuda-devicequery__deviceQuery-h100-sxm-x8.txt",
                  "torch-cuda__warp170-could-not-open-libcuda-driver-0.0.txt",
                  "unrecognised__llamacpp-cuda-init-rtx4050-laptop.txt"):
         assert detect_cuda_env(text(PUBLIC / name)) < 0.9, name
@@ -86,6 +86,22 @@ def test_never_raises(t: str) -> None:
     r = parse_cuda_env(t)
     assert 0.0 <= detect_cuda_env(t) <= 1.0
     assert all(g.index is None or g.index >= 0 for g in r.gpus)
+
+
+def test_sglang_check_env_is_a_report_whose_pytorch_build_meets_the_driver():
+    """Real ``python3 -m sglang.check_env`` (sgl-project/sglang#12707): "CUDA available: True", "GPU 0,...,7: NAME",
+    "CUDA Driver Version: 550.90.07" (the driver's own version), "PyTorch: 2.8.0+cu129" (the wheel's CUDA build) ->
+    the CUDA 12.9 build on driver 550 runs under minor-version compatibility (warn), the GPUs read."""
+    from wizard.explain import explain_text
+
+    body = text(PUBLIC / "nvcc-version__sglang-check-env-h100-driver550-cu129.txt")
+    assert detect_cuda_env(body) == 0.95
+    r = parse_cuda_env(body)
+    assert (r.driver_version, r.build_cuda, r.torch_version) == ("550.90.07", "12.9", "2.8.0+cu129")
+    assert len(r.gpus) == 8 and r.cuda_available is True
+    e = explain_text(body)
+    assert e.kind == "cuda-env-report" and e.verdict.value == "warn"
+    assert any("CUDA 12.9" in f.message and "minor-version compatibility" in f.message for f in e.findings)
 
 
 def test_openmmlab_collect_env_reports_are_read_not_taken_for_nvcc():

@@ -108,12 +108,14 @@ def test_describe_node_gpu_count_needs_a_plan_or_the_model_label():
 
 def test_describe_node_allocatable_below_capacity_and_conditions():
     """Synthetic edits of the real 7-GPU worker: one GPU out of Allocatable (the device plugin reports it unhealthy)
-    warns; a Conditions table with Ready False fails and DiskPressure True warns."""
+    warns (half or more withdrawn fails: held-out round 256, 4 of 8); a Conditions table with Ready False fails and DiskPressure True warns."""
     gpu7 = "nvidia.com/gpu:          7"
     one_down = _node("kubectl-describe-node__7-gpus-allocatable.txt",  # the second (Allocatable) line: 6
                      lambda t: "nvidia.com/gpu:          6".join(t.rsplit(gpu7, 1)))
     short = next(x for x in one_down if x.id == "driver.k8s_node")
     assert short.verdict is Verdict.WARN and "nvidia.com/gpu allocatable 6 of capacity 7" in short.message
+    half = _node("kubectl-describe-node__7-gpus-allocatable.txt", lambda t: "nvidia.com/gpu:          3".join(t.rsplit(gpu7, 1)))
+    assert next(x for x in half if x.id == "driver.k8s_node").verdict is Verdict.FAIL
     conditions = ("Conditions:\n  Type             Status  LastHeartbeatTime  Reason  Message\n"
                   "  ----             ------  -----------------  ------  -------\n"
                   "  MemoryPressure   False   x                  KubeletHasSufficientMemory  ok\n"
@@ -195,3 +197,26 @@ def test_daemonsets_not_ready_rollout_behind_and_device_plugin_missing():
         ("driver.k8s_pods", Verdict.WARN)]
     missing = explain_text(text(PUBLIC / "kubectl-get-ds__eks-gpu-operator-device-plugin-ds-missing.txt"), "x")
     assert missing.verdict is Verdict.FAIL and "not its device plugin" in missing.findings[0].message
+
+
+def test_the_node_object_of_kubectl_get_node_yaml_or_json_is_read_as_describe_node():
+    """``kubectl get node -o yaml`` (real, NVIDIA/k8s-device-plugin#58: 16 GPUs in capacity, 0 allocatable) and
+    synthetic_ JSON and YAML conditions of the same NodeStatus fields."""
+    from wizard.parsers.container import detect_k8s_node, manifest_as_described, parse_k8s_node
+
+    yaml = text(PUBLIC / "kubectl-get-node-yaml__allocatable-gpu-0-of-capacity-16-partial.txt")
+    assert detect_k8s_node(yaml) == 0.9
+    node = parse_k8s_node(yaml)
+    assert node is not None and node.gpus(node.capacity) == {"nvidia.com/gpu": 16}
+    assert node.gpus(node.allocatable) == {"nvidia.com/gpu": 0}
+    r = explain_text(yaml)
+    assert r.kind == "kubectl-describe-node" and r.verdict is Verdict.FAIL
+    synthetic_json = ('{"status": {"allocatable": {"cpu": "16", "nvidia.com/gpu": "8", "pods": "110"},\n'
+                      '  "capacity": {"cpu": "16", "nvidia.com/gpu": "8", "pods": "110"}}}')
+    assert "Allocatable:\n  cpu:  16\n  nvidia.com/gpu:  8" in manifest_as_described(synthetic_json)
+    assert explain_text(synthetic_json).verdict is Verdict.PASS
+    synthetic_not_ready = yaml.replace('nvidia.com/gpu: "0"', 'nvidia.com/gpu: "16"') + (
+        "      conditions:\n      - lastHeartbeatTime: x\n        status: \"False\"\n        type: Ready\n")
+    assert parse_k8s_node(synthetic_not_ready).conditions == {"Ready": "False"}  # type: ignore[union-attr]
+    assert explain_text(synthetic_not_ready).verdict is Verdict.FAIL
+    assert manifest_as_described("allocatable resources are listed below\n") == ""

@@ -449,4 +449,5 @@ def test_dcgm_exporter_slog_errors_and_skipped_profiling_metrics():
     nvml = explain_text(text(PUBLIC / "dcgm-exporter-log__k8s-exporter-4.8.4-nvml-library-not-found-exits.txt"))
     assert nvml.verdict is Verdict.FAIL and "cannot load the driver's NVML" in nvml.findings[0].message
     dcp = explain_text(text(PUBLIC / "dcgm-exporter-log__centos79-k8s120-dcp-module-not-loaded-profiling-skipped.txt"))
-    assert dcp.verdict is Verdict.PASS and "no profiling (DCP) metrics" in dcp.findings[0].message
+    assert dcp.verdict is Verdict.WARN and "no profiling (DCP) metrics" in dcp.findings[0].message  # a monitoring gap
+    assert "DCGM_FI_PROF_*" in dcp.findings[0].remedy

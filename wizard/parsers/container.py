@@ -282,9 +282,67 @@ _K8S_TOP = lazy_re(r"^([A-Z][A-Za-z ]{1,30}):\s*(.*)$")
 _K8S_KV = lazy_re(r"^\s+([\w./-]+):\s+(\S.*?)\s*$")
 
 
+_MANIFEST_YAML = lazy_re(r"^([ \t]*)(allocatable|capacity|conditions):[ \t]*$", re.M)
+_MANIFEST_JSON = lazy_re(r'"(allocatable|capacity)"\s*:\s*\{([^{}]{0,4000})\}')
+_MANIFEST_PAIR = lazy_re(r'^[ \t]*"?([\w./-]+)"?\s*:\s*"?([^",\s]+)"?\s*,?\s*$')
+
+
+def manifest_as_described(text: str) -> str:
+    """The node object of ``kubectl get node NODE -o yaml`` / ``-o json`` (its ``status.capacity``,
+    ``status.allocatable`` and ``status.conditions``) written as ``kubectl describe node`` prints them ("Capacity:",
+    indented "resource:  quantity" lines, a "Conditions:" table of type and status), so one reader reads both; "" when
+    ``text`` holds no such block. Kubernetes API reference, Node v1 (NodeStatus: capacity, allocatable, conditions),
+    https://kubernetes.io/docs/reference/kubernetes-api/cluster-resources/node-v1/."""
+    head = text[:200_000]
+    blocks: dict[str, dict[str, str]] = {"Capacity": {}, "Allocatable": {}}
+    conditions: dict[str, str] = {}
+    lines = head.splitlines()
+    for m in _MANIFEST_YAML.finditer(head):
+        indent = len(m.group(1).expandtabs())
+        start = head.count("\n", 0, m.start()) + 1
+        item: dict[str, str] = {}
+        for ln in lines[start:start + 400]:
+            if not ln.strip():
+                continue
+            if len(ln) - len(ln.lstrip()) <= indent and not ln.lstrip().startswith("- "):
+                break
+            if m.group(2) == "conditions":
+                body = ln.strip().removeprefix("- ")
+                if ln.strip().startswith("- ") and item:
+                    item = {}
+                k, _, v = body.partition(":")
+                item[k.strip()] = v.strip().strip('"')
+                if item.get("type") and item.get("status") in ("True", "False", "Unknown"):
+                    conditions[item["type"]] = item["status"]
+                continue
+            pm = _MANIFEST_PAIR.match(ln)
+            if pm:
+                blocks[m.group(2).capitalize()][pm.group(1)] = pm.group(2)
+    for m in _MANIFEST_JSON.finditer(head):
+        for part in m.group(2).split(","):
+            pm = _MANIFEST_PAIR.match(part.strip())
+            if pm:
+                blocks[m.group(1).capitalize()][pm.group(1)] = pm.group(2)
+    if not (blocks["Capacity"] or blocks["Allocatable"]):
+        return ""
+    out: list[str] = []
+    for sec, kv in blocks.items():
+        if kv:
+            out.append(f"{sec}:")
+            out.extend(f"  {k}:  {v}" for k, v in kv.items())
+    if conditions:
+        out += ["Conditions:", "  Type  Status"] + [f"  {t}  {st}" for t, st in conditions.items()]
+    return "\n".join(out) + "\n"
+
+
 def parse_k8s_node(text: str) -> K8sNode | None:
-    """The first ``kubectl describe node`` in ``text``; None when it has neither a Capacity/Allocatable block nor a
-    Conditions table. Never raises."""
+    """The first ``kubectl describe node`` in ``text`` (or the node object of ``kubectl get node -o yaml|json``,
+    :func:`manifest_as_described`); None when it has neither a Capacity/Allocatable block nor a Conditions table.
+    Never raises."""
+    if not re.search(r"^(?:Capacity|Allocatable):\s*$", text[:200_000], re.M):
+        described = manifest_as_described(text)
+        if described:
+            text = described
     name, section = "", ""
     labels: dict[str, str] = {}
     conditions: dict[str, str] = {}
@@ -365,6 +423,10 @@ def detect_k8s_node(text: str) -> float:
     grepped for nvidia.com/gpu (the GPU Feature Discovery labels and the resource's counts)."""
     head = text[:200_000]
     blocks = re.search(r"^(Capacity|Allocatable):\s*$", head, re.M)
+    if not blocks and ("allocatable" in head or "capacity" in head):
+        described = manifest_as_described(head)
+        if re.search(r"^  (?:[\w.-]+/gpu|pods):", described, re.M):
+            return 0.9  # kubectl get node -o yaml|json: the node's status blocks
     node = re.search(r"^(Name|Allocated resources|Roles|Conditions|Taints|System Info|PodCIDRs?):", head, re.M)
     both = re.search(r"^Capacity:\s*$", head, re.M) and re.search(r"^Allocatable:\s*$", head, re.M)
     if blocks and node or both and re.search(r"^\s+pods:\s+\d+\s*$", head, re.M):

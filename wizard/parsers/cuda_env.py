@@ -267,8 +267,11 @@ def parse_cuda_env(text: str) -> CudaEnvReport:
             _set_gpu(gpus, 0, name=value, line=s)
         elif low == "gpu.compute_capability":
             _set_gpu(gpus, 0, cc=_cc(value))
-        elif low == "pytorch.version":
+        elif low in ("pytorch.version", "pytorch"):  # xFormers; sglang.check_env / lmdeploy check_env ("PyTorch:")
             _fact(r, "torch_version", value, s)
+            cu = re.search(r"\+cu(\d{2})(\d)\b", value)  # a wheel's local version: +cu129 is built with CUDA 12.9
+            if cu and not r.build_cuda:
+                _fact(r, "build_cuda", f"{int(cu.group(1))}.{cu.group(2)}", s)
         elif low == "build.torch_version":
             _fact(r, "build_torch_version", value, s)
         elif low.startswith("memory_efficient_attention.") and value.strip().lower() in ("available", "unavailable"):
@@ -332,6 +335,8 @@ def detect_cuda_env(text: str) -> float:
         return 0.97  # above nvcc's own kind: its "NVCC:" line is one field of the report
     if _MM_CUDA.search(head) and _MM_TOOLS.search(head):
         return 0.95  # an older mmcv collect_env without its sys.platform line ("GPU: NAME", "MMCV: 1.2.4")
+    if _MM_CUDA.search(head) and (_ENV_KEYS.search(head) or re.search(r"^GPU [\d,]+:[ \t]*\S", head, re.M)):
+        return 0.95  # sglang.check_env and the like: "CUDA available: True", "GPU 0,1: NAME", "CUDA Driver Version: ..."
     if _D2_TABLE.search(head) and re.search(r"^GPU available[ \t]{2,}(?:Yes|No)\b", head, re.M):
         return 0.95  # detectron2's collect_env table
     keys = len(_ENV_KEYS.findall(head))

@@ -68,6 +68,13 @@ class DeviceQuery:
     result_line: str = ""
     no_device_line: str = ""
     problems: list[str] = field(default_factory=list)
+    peer: dict[tuple[int, int], bool] = field(default_factory=dict)
+    """With two or more GPUs: "> Peer access from A (GPU0) -> B (GPU1) : Yes" -> {(0, 1): True}
+    (cudaDeviceCanAccessPeer for each ordered pair)."""
+    peer_lines: dict[tuple[int, int], str] = field(default_factory=dict)
+
+
+_DQ_PEER = lazy_re(r"Peer access from .*\(GPU(\d{1,3})\) -> .*\(GPU(\d{1,3})\)\s*:\s*(Yes|No)\b")
 
 
 def detect_device_query(text: str) -> float:
@@ -114,6 +121,15 @@ def parse_device_query(text: str) -> DeviceQuery:
             if t:
                 v["error_text"] = t.group(1)
                 error_lines.append(nxt.strip())
+            continue
+        m = _DQ_PEER.search(ln)
+        if m:
+            peer = v.setdefault("peer", {})
+            assert isinstance(peer, dict)
+            peer[(sat_int(m.group(1)), sat_int(m.group(2)))] = m.group(3) == "Yes"
+            plines = v.setdefault("peer_lines", {})
+            assert isinstance(plines, dict)
+            plines[(sat_int(m.group(1)), sat_int(m.group(2)))] = ln.strip()
             continue
         m = _DQ_DEVICE.match(ln)
         if m:

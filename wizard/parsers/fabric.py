@@ -88,11 +88,22 @@ _DEVINFO_HCA = lazy_re(r"^\s*hca_id:\s*(\S+)\s*$")
 _DEVINFO_PORT = lazy_re(r"^\s*port:\s*(\d+)\s*$")
 _IBSTATUS_HEAD = lazy_re(r"^\s*Infiniband device '([^']+)' port (\d+) status:\s*$", re.I)
 _ERROR = lazy_re(r"^\s*(ibpanic:.*|ibwarn:.*fail.*|Failed to .*|No IB devices found.*|ibstat: .*error.*|"
-                    r".*stat of IB device .* failed.*|Fatal error:\s+device '[^']*': sys files not found.*)$", re.I)
-NO_DEVICE = lazy_re(r"No IB devices found|Fatal error:\s+device '\*': sys files not found", re.I)
+                    r".*stat of IB device .* failed.*|Fatal error:\s+device '[^']*': sys files not found.*|"
+                    r"Fatal error:\s+No devices\s*)$", re.I)
+NO_DEVICE = lazy_re(r"No IB devices found|Fatal error:\s+device '\*': sys files not found|Fatal error:\s+No devices\s*$|"
+                    r"Failed to get IB devices list", re.I)
 """The tools' own words for "the kernel lists no RDMA device": ``ibv_devinfo``/``ibstat`` print "No IB devices
 found"; ``ibstatus`` (a script over /sys/class/infiniband) prints "Fatal error:  device '*': sys files not found
-(/sys/class/infiniband/*/ports)" when no device directory exists."""
+(/sys/class/infiniband/*/ports)" when no device directory exists, and "Fatal error:  No devices" in its older form;
+``ibv_devinfo`` prints "Failed to get IB devices list: Function not implemented" when the kernel's verbs interface
+(ib_uverbs, /sys/class/infiniband_verbs) is not there (rdma-core, libibverbs/examples/devinfo.c)."""
+_NO_DEVICE_PASTE = lazy_re(r"(?:[^\n]*[#$] \S[^\n]*|[ \t]*(?:ibv_devinfo|ibstat|ibstatus)(?: -\S+)*[ \t]*|"
+                           r"[ \t]*libibverbs: Warning: [^\n]*|[ \t]*No IB devices found\.?[ \t]*|"
+                           r"[ \t]*Failed to get IB devices list[^\n]*|[ \t]*Fatal error:\s+No devices[ \t]*|"
+                           r"[ \t]*\S*ibstatus: \d+: exit: Illegal number[^\n]*|[ \t]*)(?:\n|$)")
+"""A line of a paste of the RDMA tools finding no device: a prompt or the bare command, libibverbs' warning (no
+provider directory /etc/libibverbs.d: rdma-core's providers are not installed), the tools' no-device words, and
+ibstatus's shell error after them."""
 _RATE = lazy_re(r"^\s*([0-9]+(?:\.[0-9]+)?)")
 
 
@@ -358,8 +369,9 @@ def detect_ib_ports(text: str) -> float:
         return 0.9
     if re.search(r"^[ \t]*Fatal error:\s+device '[^']*': sys files not found", head, re.M):  # ibstatus, no device
         return 0.9
-    if re.fullmatch(r"\s*(?:\S*[#$] \S.*\n)?\s*No IB devices found\.?\s*", head):  # ibv_devinfo / ibstat alone
-        return 0.7
+    if len(head) < 2000 and NO_DEVICE.search(head) and all(_NO_DEVICE_PASTE.fullmatch(ln + "\n")
+                                                            for ln in head.splitlines()):
+        return 0.7  # ibv_devinfo / ibstat / ibstatus finding no device, alone with its prompt and libibverbs' warning
     if " physical_state " in head and any(" physical_state " in ln and _RDMA_LINK.match(ln) for ln in head.splitlines()):
         return 0.9  # iproute2 `rdma link`
     if " ==> " in head:  # ibdev2netdev: nearly every line one RDMA port and its netdev

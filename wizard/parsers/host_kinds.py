@@ -29,7 +29,9 @@ def detect_driver_version(text: str) -> float:
     return 0.8 if re.search(r"^NVRM version:", text, re.M) else 0.0
 
 
-_LSMOD_LINE = lazy_re(r"^[A-Za-z0-9_]+\s+\d+\s+\d+(\s+\S+)?\s*$")
+_LSMOD_LINE = lazy_re(r"^[A-Za-z0-9_]+\s+\d{4,}\s+\d+(\s+\S+)?\s*$")
+"""One lsmod line: name, size in bytes (a loaded module's core is thousands of bytes: four digits or more, which keeps a
+short table of name and small counts, such as ``sinfo -o '%P %D ...'``, from reading as lsmod), use count, users."""
 
 
 def detect_modules(text: str) -> float:

@@ -297,6 +297,11 @@ def _unescape_rsyslog(lines: list[str]) -> list[str]:
     return out
 
 
+_TOOL_TAG = lazy_re(r"\[(?:OK|PASS|PASSED|FAIL|FAILED|WARN|WARNING|INFO|ERROR|SKIP)\]\s")
+"""A line a tool wrote around the kernel lines it quoted ("[OK] gpu-burn: GPU 0: OK"): its own status tag at the left
+edge, never a continuation of the kernel message above it."""
+
+
 def _records(text: str) -> tuple[list[LogRecord], set[str], int, int]:
     """Split text into records; returns (records, formats seen, number of boots, non-blank lines)."""
     lines = _unescape_rsyslog(text.splitlines())
@@ -324,7 +329,7 @@ def _records(text: str) -> tuple[list[LogRecord], set[str], int, int]:
         if p is None:
             # continuation of the previous message; not a line at the left edge after a blank line (held-out round
             # 119: an installer's own "WARNING: ..." after the kernel messages it quoted)
-            if any_prefixed and records and not (blank_before and line[:1] not in " \t"):
+            if any_prefixed and records and not (blank_before and line[:1] not in " \t") and not _TOOL_TAG.match(line):
                 records[-1].raw.append(line)
                 _set(records[-1], "msg", (records[-1].msg + " " + stripped).strip())
                 continue
@@ -554,7 +559,7 @@ domain=... address=... flags=...]", older kernels "[IO_PAGE_FAULT device=07:00.0
 
 
 LIMITED_RE = lazy_re(r"^(?:pci|[\w-]+) (?P<dev>" + _BDF_RE + r"): (?P<avail>[\d.]+) Gb/s available PCIe bandwidth, "
-                        r"limited by (?P<speed>[\d.]+) GT/s (?:PCIe )?x(?P<width>\d+) link at (?P<port>[^\s(]+)\s*"
+                        r"limited by (?P<speed>[\d.]+) GT/s (?:PCIe )?x(?P<width>\d+) link(?: at (?P<port>[^\s(]+))?\s*"
                         r"(?:\(capable of (?P<cap>[\d.]+) Gb/s with (?P<cspeed>[\d.]+) GT/s (?:PCIe )?x(?P<cwidth>\d+) link\))?",
                         re.I)
 PCI_ENUM_RE = lazy_re(r"^pci (?P<bus>" + _BDF_RE + r"): \[(?P<id>[0-9a-f]{4}:[0-9a-f]{4})\] type \d+ class "

@@ -33,6 +33,9 @@ COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadc
                "scatter", "gather", "hypercube")
 
 
+_P2P_OFF_ENV = lazy_re(r"\bNCCL_P2P_(?:LEVEL set by environment to (?:LOC|0)|DISABLE set by environment to 1)\b")
+
+
 @dataclass(frozen=True)
 class PerfHalf:
     """One half (out-of-place or in-place) of a result row. ``None`` = "N/A" or unreadable.
@@ -415,9 +418,15 @@ class NcclLog:
     channels_shm: list[str] = field(default_factory=list)  # "Channel 00 : 7[7] -> 6[6] via SHM/direct/direct"
     channels_p2p: list[str] = field(default_factory=list)  # "... via P2P/IPC", "via P2P/CUMEM/read"
     gdr_disabled: list[str] = field(default_factory=list)  # "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'"
+    gdr_enabled: list[str] = field(default_factory=list)  # "NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_2'"
     gdr_far: list[str] = field(default_factory=list)  # "GPU Direct RDMA Disabled for GPU 18000 / HCA 0 (distance 5 > 4)"
     nic_far: list[str] = field(default_factory=list)  # NCCL 2.4's "CUDA Dev 0[4], IB NIC distance :  SOC" (or SYS)
     p2p_disabled: list[str] = field(default_factory=list)  # "Could not enable P2P between dev 5(=89000) and dev 4(=88000)"
+    env_set: dict[str, str] = field(default_factory=dict)
+    """NCCL's "NCCL_IB_DISABLE set by environment to 1." lines: variable -> value (the first seen)."""
+    p2p_off_env: list[str] = field(default_factory=list)
+    """NCCL's "NCCL_P2P_LEVEL set by environment to LOC" / "NCCL_P2P_DISABLE set by environment to 1": the job turned
+    GPU peer-to-peer off itself (NCCL environment variables: LOC "never use P2P")."""
     ib_async: list[tuple[str, str]] = field(default_factory=list)  # (verbs event, line): "Got async event : port error"
     hosts: list[str] = field(default_factory=list)
     nranks: int | None = None
@@ -558,9 +567,11 @@ _CONNECT_RETRY = lazy_re(r"\bconnect(?:ion)?\b.*\b(?:refused|timed out)|No route
 "socketStartConnect: Connect to 10.0.0.2<12345> returned 111(Connection refused), retrying" since): the peer was
 not listening yet, or a firewall or route refused it. Not a failure by itself; a log that ends in them never came up."""
 
-IB_ASYNC_EVENT = lazy_re(r"NET/IB\s*:\s*(?:\S+:\d+\s+)?Got async (?:event|error event)\s*:\s*(.+?)\s*$")
+IB_ASYNC_EVENT = lazy_re(r"NET/IB\s*:\s*(?:\S+:\d+\s+)?(?:Got async (?:event|error event)|async fatal event on \w+"
+                         r"(?: \(0x[0-9a-fA-F]+\))?)\s*:\s*(.+?)\s*$")
 """NCCL's InfiniBand transport relaying an asynchronous verbs event of an HCA it uses (net_ib.cc's async thread:
-"NET/IB : Got async event : port error", or with the device, "NET/IB : mlx5_0:1 Got async event : ..."); the event is
+"NET/IB : Got async event : port error", or with the device, "NET/IB : mlx5_0:1 Got async event : ...", and NCCL 2.23+'s
+"NET/IB : mlx5_ib0:1 async fatal event on QP (0x7f69f01519a8): local access violation work queue error"); the event is
 libibverbs' ibv_event_type_str() text ("port error", "local catastrophic error", "GID table change", ...)."""
 
 IB_ASYNC_FATAL = {
@@ -623,8 +634,16 @@ def parse_nccl_log(text: str) -> NcclLog:
             lg.init_start.append(s)
         if "Could not enable P2P between" in s or "P2P is disabled between connected GPUs" in s:
             lg.p2p_disabled.append(s)
+        if "set by environment to" in s:
+            em = re.search(r"\b(NCCL_\w+) set by environment to (\S+?)\.?\s*$", s)
+            if em:
+                lg.env_set.setdefault(em.group(1), em.group(2))
+        if _P2P_OFF_ENV.search(s):
+            lg.p2p_off_env.append(s)
         if re.search(r"GPU Direct RDMA Disabled for HCA", s, re.I):
             lg.gdr_disabled.append(s)
+        elif re.search(r"GPU Direct RDMA Enabled for HCA", s, re.I):
+            lg.gdr_enabled.append(s)
         elif re.search(r"GPU Direct RDMA Disabled for GPU \S+ / HCA \d+ \(distance", s, re.I):
             lg.gdr_far.append(s)
         if re.search(r"\bIB NIC distance\s*:\s*(?:SOC|SYS)\b", s):

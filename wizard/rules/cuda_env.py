@@ -33,6 +33,7 @@ from wizard.model import Finding, Verdict
 from wizard.parsers.cuda import cuda_error_lookup, version_tuple
 from wizard.parsers.cuda_env import MAX_LINES, CudaEnvReport, EnvGpu, parse_cuda_env
 from wizard.rules.driver_chain import FAIL_CLASSES, judge_chain
+from wizard.rules.kernel_log_common import plural
 from wizard.rules.toolwords import chain_words
 from wizard.i18n import Msg
 from wizard.common import lazy_re
@@ -193,7 +194,7 @@ def _devices(r: CudaEnvReport, who: str) -> Finding | None:
         return Finding(FID, Verdict.WARN, (Msg('{who} does not support every GPU it found ({which}){tally}; it sees ', who=who, which=which, tally=tally) + _gpus_text(good)), "host", ev, remedy, SRC_REPORTS)
     if r.gpus:
         avail = (Msg('; CUDA available') if r.cuda_available else '')
-        return Finding(FID, Verdict.PASS, Msg("{who} sees {n_gpus} GPU(s): {gpus_text}{tally}{avail}", who=who, n_gpus=len(r.gpus), gpus_text=_gpus_text(r.gpus), tally=tally, avail=avail),
+        return Finding(FID, Verdict.PASS, Msg("{who} sees {gpus}: {gpus_text}{tally}{avail}", who=who, gpus=plural(len(r.gpus), "GPU"), gpus_text=_gpus_text(r.gpus), tally=tally, avail=avail),
                        "host", ev, "", SRC_REPORTS)
     if r.cuda_available:
         return Finding(FID, Verdict.PASS, Msg("{who} reports CUDA available ({get}); the report does not name the GPUs", who=who, get=r.evidence.get('cuda_available', '')), "host", ev, "", SRC_REPORTS)

@@ -176,6 +176,12 @@ def judge_device_query(dq: DeviceQuery, text: str, exp: Mapping[str, Any]) -> li
         arch = architecture_of_cc(d.compute_capability)
         if arch:
             by_arch.setdefault(arch, []).append(d)
+    if dq.peer:  # its "Peer access from ... : Yes/No" lines: cudaDeviceCanAccessPeer per ordered pair, judged as
+        # p2pBandwidthLatencyTest's access lines are (one health.p2p rule)
+        from wizard.parsers.cuda_samples import P2pTest
+
+        out += judge_p2p_test(P2pTest(devices={d.index: (d.name, d.line) for d in dq.devices}, access=dict(dq.peer),
+                                      access_lines=dict(dq.peer_lines)), text)
     for arch, ds in by_arch.items():
         f = ended_architecture(arch, sorted({d.name for d in ds}), f"compute capability {ds[0].compute_capability}",
                                gpu_subject(ds[0].index) if len(ds) == 1 else f"{len(ds)} GPUs",
@@ -548,7 +554,24 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
         peers = {g: sum(1 for b in gpus if b != g and (min(g, b), max(g, b)) not in blocked) for g in gpus}
         nvswitch = any(sxm_nvswitch_class(n) or re.search(r"\bGB[23]00", n) for n in model.values())
         partial = not nvswitch and all(peers[g] >= 1 for g in gpus)
-        out.append(Finding(fid, Verdict.WARN if consumer or partial else Verdict.FAIL,
+        # an SXM2 board's hybrid cube-mesh (DGX-1, P100/V100): each of the 8 GPUs has NVLink to 4 others, and a pair
+        # with no NVLink across the CPU sockets has no P2P by design (NVIDIA DGX-1 System Architecture white paper)
+        cube = (len(gpus) == 8 and bool(model) and all(re.search(r"SXM2", n, re.I) for n in model.values())
+                and all(peers[g] >= 4 for g in gpus))
+        if cube:
+            ev = [p.access_lines[k] for k in p.access_lines if (min(k), max(k)) in blocked][:4]
+            out.append(Finding(fid, Verdict.PASS,
+                               Msg("P2P between {n_ok} of {pairs} GPU pairs: each of the 8 SXM2 GPUs reaches the {least} "
+                                   "or more it shares NVLink with; the other {n_blocked} of {pairs} pairs ({desc}) are the "
+                                   "hybrid cube-mesh's pairs across the CPU sockets, without P2P by design",
+                                   n_ok=pairs - len(blocked), pairs=pairs, least=min(peers.values()),
+                                   n_blocked=len(blocked), desc=desc),
+                               "host", tuple(ev), "",
+                               "NVIDIA DGX-1 System Architecture white paper (hybrid cube-mesh NVLink topology of 8 "
+                               f"SXM2 GPUs), https://images.nvidia.com/content/pdf/dgx1-v100-system-architecture-whitepaper.pdf; "
+                               f"{SRC_P2P_SAMPLE}"))
+        else:
+            out.append(Finding(fid, Verdict.WARN if consumer or partial else Verdict.FAIL,
                            (Msg('P2P not available for {n_blocked} of {pairs} GPU pair(s): {desc}', n_blocked=len(blocked), pairs=pairs, desc=desc) + (Msg(' (not expected on GeForce boards)') if consumer else Msg('; every GPU still has a P2P peer, and these GPUs are not of an NVSwitch board: pairs across the CPU sockets may lack P2P on this platform (nvidia-smi topo -m: SYS)') if partial else '')),
                            _pair(*blocked[0]), tuple(ev), rem, SRC_P2P_SAMPLE))
     off_pairs = set(blocked) | set(mixed)
@@ -586,6 +609,17 @@ def judge_p2p_test(p: P2pTest, text: str) -> list[Finding]:
             w = off.values.get(a, {}).get(b)
             if w and v < P2P_VS_DISABLED_FRACTION * w:
                 below_off.append(((a, b), v, w))
+    if not slow and on is uni_on and bi_on is not None:  # the pairs' bidirectional run: both directions at once
+        bi_vals = {(a, b): v for a, row in bi_on.values.items() for b, v in row.items() if a != b
+                   and (a, b) not in off_pairs and (b, a) not in off_pairs}
+        if bi_vals:
+            bi_median = statistics.median(bi_vals.values())
+            bi_slow = [(k, v) for k, v in bi_vals.items() if v < P2P_PAIR_FRACTION * bi_median]
+            if bi_slow:
+                on, vals, median, slow = bi_on, bi_vals, bi_median, bi_slow
+                (la, lb), lo_v = min(vals.items(), key=lambda kv: kv[1])
+                pm = measure(lo_v, P2P_PAIR_FRACTION * median, "GB/s", "at_least",
+                             f"slowest P2P pair {la}->{lb} ({P2P_PAIR_FRACTION:g} x the median pair {median:.1f} GB/s)")
     kind = on.title
     if below_off:
         desc = SEMICOLON.join(f"{a}->{b} {v:.1f} vs {w:.1f}" for (a, b), v, w in below_off[:6])

@@ -730,12 +730,22 @@ def judge_dcgm_log(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         SRC_DCGM_LOG)]
     if d.started:
         no_dcp = [ln for ln in text.splitlines()[:5000] if _NO_DCP.search(ln)]
+        if no_dcp:  # the exporter's own "metric not enabled" warnings: the counters file asks for what it cannot serve
+            return [Finding(fid, Verdict.WARN,
+                            (N_("the exporter started, but") if d.exporter else N_("the host engine started, but"))
+                            + Msg(" it collects no profiling (DCP) metrics (DCGM_FI_PROF_*: SM, tensor, DRAM, NVLink "
+                                  "activity): the profiling module is not loaded or this GPU does not support it, so "
+                                  "a training job's GPU efficiency cannot be watched; the device metrics work"),
+                            "host", tuple(d.started[:2]) + tuple(no_dcp[:2]),
+                            N_("On a data-center GPU DCGM profiles (A100, H100 and later; `dcgmi profile -l` lists the "
+                               "metric groups), run dcgm-exporter with its embedded host engine or an nv-hostengine "
+                               "whose profiling module loads (it needs the driver's libnvidia-ml and libcuda in the "
+                               "container); on a GPU without profiling support, drop the DCGM_FI_PROF_* lines from "
+                               "the counters file so the exporter stops warning."), SRC_DCGM_LOG)]
         return [Finding(fid, Verdict.PASS,
-                        (N_("the exporter started: DCGM initialised and its pipeline runs, with no error in this log")
-                         if d.exporter else N_("the host engine started with no error in this log"))
-                        + (Msg("; it collects no profiling (DCP) metrics (DCGM_FI_PROF_*: SM, tensor, DRAM activity): "
-                               "the profiling module is not loaded or this GPU does not support it") if no_dcp else ""),
-                        "host", tuple(d.started[:4]) + tuple(no_dcp[:1]), "", SRC_DCGM_LOG)]
+                        N_("the exporter started: DCGM initialised and its pipeline runs, with no error in this log")
+                        if d.exporter else N_("the host engine started with no error in this log"),
+                        "host", tuple(d.started[:4]), "", SRC_DCGM_LOG)]
     return [Finding(fid, Verdict.UNKNOWN, N_("a DCGM log excerpt with neither an error nor a start-up line"), "host",
                     tuple(text.strip().splitlines()[:4]),
                     N_("Paste the log from the start of the process (`kubectl logs POD` or `journalctl -u nvidia-dcgm`)."),

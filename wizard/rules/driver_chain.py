@@ -617,6 +617,10 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
         from wizard.rules.smi import mixed_mig
         findings.append(mixed_mig([g.split(":")[0] for g in t.mig], len(whole),
                                   tuple(ln for g, ms in t.mig.items() for ln in [g, ms[0]]) + (whole[0],)))
+    models = Counter(_names(t))
+    if len(models) > 1:  # collect_env's "GPU models and configuration" list, one model per line
+        from wizard.rules.gpu_presence import mixed_models
+        findings.append(mixed_models(", ".join(f"{c}x {m}" for m, c in models.items()), tuple(t.gpus[:8])))
     if other and not any(f.id == "driver.torch_cuda" and f.verdict is Verdict.FAIL for f in findings):
         findings.append(Finding("driver.torch_cuda", Verdict.WARN, Msg("{who} reported a CUDA error: {strip}", who=who, strip=other[0].line.strip()),
                                 "host", tuple(e.line for e in other[:5]),
@@ -644,9 +648,14 @@ def judge_torch(t: TorchCuda, raw_lines: list[str], driver: str = "", driver_cud
     return findings
 
 
+def _names(t: TorchCuda) -> list[str]:
+    """The GPU model of each GPU line collect_env (or torch.cuda.get_device_name) printed."""
+    return [re.sub(r"^GPU \d+:\s*", "", g).split(" (UUID")[0].strip() for g in t.gpus]
+
+
 def _listed(t: TorchCuda) -> str:
     """"; 8 GPUs listed: NVIDIA H800": the GPUs collect_env (or torch.cuda.get_device_name) printed, counted by model."""
-    names = [re.sub(r"^GPU \d+:\s*", "", g).split(" (UUID")[0].strip() for g in t.gpus]
+    names = _names(t)
     if not names:
         return ""
     counts = Counter(names)

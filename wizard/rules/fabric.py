@@ -140,6 +140,16 @@ SRC_SOFT_RDMA = ("rdma-core, Documentation/rxe.md: Soft-RoCE, a software impleme
 def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``multinode.ib_port_state``: see the module doc. Plan key read: ``nics_per_node``."""
     none = [e for e in ports.errors if NO_DEVICE.search(e)]
+    no_providers = re.search(r"libibverbs: Warning: couldn't open config directory '[^']*'", text)
+    if not ports.ports and none and no_providers:  # rdma-core's user-space drivers missing: verbs sees no device
+        return [Finding(STATE_ID, Verdict.FAIL, N_("libibverbs found no RDMA device because it has no provider drivers "
+                                                   "(its config directory /etc/libibverbs.d is missing: rdma-core's "
+                                                   "providers such as libmlx5 are not installed here), so no program "
+                                                   "(NCCL, MPI, perftest) can use an HCA from this environment"),
+                        "node", (no_providers.group(0),) + tuple(none[:2]),
+                        "Install rdma-core's providers (Debian/Ubuntu: ibverbs-providers and libibverbs1; RHEL: "
+                        "rdma-core and libibverbs; in a container image too, or use NVIDIA DOCA-OFED / MLNX_OFED), then "
+                        "`ibv_devinfo` must list the HCAs.", SRC_STATE)]
     if not ports.ports and none:  # the tool itself says the kernel lists no RDMA device: no port can be Active
         return [Finding(STATE_ID, Verdict.FAIL, "the InfiniBand tool found no RDMA device: the kernel lists none "
                         "(/sys/class/infiniband is empty), so no port of this node can carry the fabric", "node",

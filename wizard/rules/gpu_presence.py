@@ -1069,6 +1069,15 @@ SRC_MIXED = ("PyTorch DistributedDataParallel design notes, https://pytorch.org/
              "can differ in architecture and memory)")
 
 
+def mixed_models(listing: str, ev: tuple[str, ...]) -> Finding:
+    """health.gpu_count WARN for GPUs of more than one model in one node (``listing``: "1x NVIDIA A100 ..., 1x ...")."""
+    return Finding("health.gpu_count", Verdict.WARN,
+                   Msg("mixed GPU models on one node: {listing}: a data-parallel job steps at the pace of the "
+                       "slowest GPU and fits the smallest memory", listing=listing), "host", ev,
+                   "Train on one model of GPU (CUDA_VISIBLE_DEVICES to pick a matching set), or plan batch "
+                   "sizes and sharding for the smallest and slowest GPU.", SRC_MIXED)
+
+
 def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     """health.gpu_count from ``nvidia-smi -L``: the GPUs listed against the plan's gpu_count (:func:`count_verdict`;
     a GPU nvidia-smi could not open does not count), mixed GPU models (WARN: a data-parallel job steps at the pace
@@ -1112,11 +1121,7 @@ def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 (Msg('nvidia-smi -L lists {gpus}: {listing}{lost}', gpus=plural(seen, 'GPU'), listing=listing, lost=lost) + (Msg(', as the plan expects') if want is not None else '')), "host", ev, "", SRC_A1,
                                 measured=cm))
     if len(names) > 1:
-        findings.append(Finding("health.gpu_count", Verdict.WARN,
-                                Msg("mixed GPU models on one node: {listing}: a data-parallel job steps at the pace of the "
-                                    "slowest GPU and fits the smallest memory", listing=listing), "host", ev,
-                                "Train on one model of GPU (CUDA_VISIBLE_DEVICES to pick a matching set), or plan batch "
-                                "sizes and sharding for the smallest and slowest GPU.", SRC_MIXED))
+        findings.append(mixed_models(listing, ev))
     for idx, name, _ in s.gpus:
         mig = [m for m in s.mig if m[0] == idx]
         if not mig:

@@ -400,7 +400,21 @@ def _lscpu_numa(f: LscpuFacts, exp: Mapping[str, Any]) -> list[Finding]:
     without = [n for n, v in f.numa_cpus.items() if not v.strip()]
     nev = tuple([f.lines["NUMA node(s)"]] if "NUMA node(s)" in f.lines else []) + tuple(
         f.lines[k] for k in f.lines if k.startswith("NUMA node") and k != "NUMA node(s)")
-    return [_numa_verdict(nodes, len(with_cpus) if f.numa_cpus else None, without, exp, nev[:16])]
+    found = _numa_verdict(nodes, len(with_cpus) if f.numa_cpus else None, without, exp, nev[:16])
+    cpu_nodes = len(with_cpus) if f.numa_cpus else nodes
+    if found.verdict is Verdict.PASS and f.sockets and cpu_nodes < f.sockets and not exp.get("numa_nodes"):
+        # each socket has its own memory controllers, so Linux shows at least one node per socket unless the BIOS
+        # interleaves memory across the sockets (NUMA off, "node interleaving") or a socket has no memory of its own
+        return [Finding("bios.numa", Verdict.WARN,
+                       Msg("{nodes} NUMA node(s) with CPUs for {sockets} sockets: the BIOS interleaves memory across "
+                           "the sockets (NUMA off) or a socket has no memory, so the kernel cannot keep a GPU's host "
+                           "memory and data-loader threads on the socket the GPU hangs off", nodes=cpu_nodes,
+                           sockets=f.sockets), "host",
+                       tuple(f.lines[k] for k in ("Socket(s)",) if k in f.lines) + nev[:8],
+                       "Turn NUMA on in the BIOS (disable Node/Memory Interleaving; on AMD EPYC choose NPS1 or more, "
+                       "on Intel keep UMA off), and check that every socket has DIMMs (`dmidecode -t memory`); then "
+                       "`lscpu` shows a NUMA node per socket or more.", SRC_NUMA)]
+    return [found]
 
 
 def _numa_verdict(nodes: int, cpu_nodes: int | None, memory_only: list[int], exp: Mapping[str, Any],

@@ -718,7 +718,10 @@ def _limited_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapp
         name = device_name(log, e.bus_id, gpu_index)
         port = f.get("port") or "an upstream port"
         msg: str = (Msg("{name}: {get} Gb/s available PCIe bandwidth, limited by {get2} GT/s x{get3} at upstream "
-                   "port {port}", name=name, get=f.get('avail_gbit_s'), get2=f.get('speed_gts'), get3=f.get('width'), port=port))
+                   "port {port}", name=name, get=f.get('avail_gbit_s'), get2=f.get('speed_gts'), get3=f.get('width'), port=port)
+                    if f.get("port") else  # the kernel's line cut before "at <port>" (a grep, a narrow terminal)
+                    Msg("{name}: {get} Gb/s available PCIe bandwidth, limited by {get2} GT/s x{get3} on its path",
+                        name=name, get=f.get('avail_gbit_s'), get2=f.get('speed_gts'), get3=f.get('width')))
         if f.get("cap_gbit_s"):
             msg += (Msg(' (capable of {get} Gb/s with {get2} GT/s x{get3})', get=f.get('cap_gbit_s'), get2=f.get('cap_speed_gts'), get3=f.get('cap_width')))
         narrow = f.get("cap_width") and (to_float(f.get("width")) or 0.0) < (to_float(f.get("cap_width")) or 0.0)

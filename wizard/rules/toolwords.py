@@ -80,6 +80,14 @@ _FAIL = lazy_re(
     r"|\bCould not find any nv files on this host\b"
     # enroot-check --verify: a requirement it marks KO; only those "required for GPU support" block GPU containers
     r"|:\s*KO \(required for GPU support\)"
+    # a container engine could not inject the devices a CDI spec names (a stale spec: a device node it lists is gone),
+    # so the container does not start (CNCF Container Device Interface; NVIDIA Container Toolkit, "Support for
+    # Container Device Interface": regenerate with nvidia-ctk cdi generate)
+    r"|\bsetting up CDI devices: failed to inject devices\b|\bunresolvable CDI devices\b"
+    # libnvidia-container (nvidia-container-cli, nvc.c) could not create /dev/nvidia* in the container: no GPU in it
+    r"|\bcould not create kernel module device nodes?\b"
+    # HAMi's device plugin registering a GPU it found unhealthy ("health":false in its device list; Project-HAMi)
+    r'|"health"\s*:\s*false\b'
     # rocminfo: the amdgpu kernel driver's KFD (ROCk) is not loaded: no AMD GPU can run anything
     r"|\bROCk module is NOT (?:live|loaded)\b"
     r"|\bCMake Error\b|\bConfiguring incomplete, errors occurred|returned non-zero exit status [1-9]"  # a build stopped
@@ -132,7 +140,7 @@ _CUDA_TEXT = lazy_re(r"\(error code [^)]+\)|\bCUDA error\b|\bCUDA failure\b|\bCU
 """A line that may name a CUDA error by its text or name rather than its number (then resolved by the table)."""
 _PASS = lazy_re(r"\bfound [1-9]\d* (?:CUDA|NVIDIA|GPU) devices?\b|\bdevice count:? [1-9]\d*\b|"
                    r"\bRegistered device plugin (?:for '[^']+' )?with Kubelet\b|"
-                   r'"health"\s*:\s*"Healthy"|'
+                   r'"health"\s*:\s*(?:"Healthy"|true\b)|'
                    r"\bTest(?:s)? PASSED\b|\bPASSED\b|\bResult\s*[=:]\s*PASS\b|\bAll (?:\d+ )?tests? passed\b|"
                    r"(?-i:^\s*PASS\b)(?!\s+--)", re.I)  # a line-leading PASS in capitals, not "Pass --enable-... to
 # configure" (hwloc's build advice at the top of an nccl-tests run: held-out r96)
@@ -506,6 +514,13 @@ _VERBS_QP = _verbs_qp()
 _VERBS_RETRY = lazy_re(r"\b(?:transport|RNR) retry count(?:er)? exceeded\b|\bIBV_WC_(?:RNR_)?RETRY_EXC_ERR\b", re.I)
 """A work request the RDMA transport gave up on: the peer never acknowledged it within the retry count (IBV_WC_RETRY_EXC_ERR,
 "transport retry counter exceeded") or kept saying receiver-not-ready (IBV_WC_RNR_RETRY_EXC_ERR): ibv_poll_cq(3)."""
+_VERBS_REG_MR = lazy_re(r"\bibv_reg_(?:dmabuf_)?mr\w*\b[^\n]{0,60}?\b(?:fail(?:ed|ure)?|error)\b"
+                        r"|\b(?:Failed to|Couldn't|Unable to) register (?:the )?(?:memory region|MR)\b", re.I)
+"""An RDMA memory registration failing (ibv_reg_mr(3): returns NULL and sets errno: EINVAL, ENOMEM, EFAULT): the HCA
+cannot access that buffer, so no transfer from it runs."""
+SRC_VERBS_REG = ("ibv_reg_mr(3) man page, rdma-core (https://man7.org/linux/man-pages/man3/ibv_reg_mr.3.html); NVIDIA "
+                 "GPUDirect RDMA documentation, nvidia-peermem and DMA-BUF "
+                 "(https://docs.nvidia.com/cuda/gpudirect-rdma/)")
 _NO_TRANSPORT = lazy_re(r"\bno usable transports?(?:/devices)?\b|\bUCX\s+ERROR\b.*\bno (?:active|usable) (?:IB|RDMA) "
                         r"devices?\b", re.I)
 """UCX (the transport layer under Open MPI, MPICH and NCCL's UCX plugin) finding none of the transports it was asked for
@@ -549,6 +564,19 @@ def _verbs_failure(lines: list[str]) -> Finding | None:
                                "PortXmitDiscards) and the cables (`mlxlink -d <dev> -m`); on RoCE check PFC and the "
                                "switch's drop counters. Then prove the pair with `ib_write_bw` (bringup judges it)."),
                            SRC_VERBS_WC)
+        reg = list(dict.fromkeys(ln.strip() for ln in lines if _VERBS_REG_MR.search(ln)))
+        if reg:
+            return Finding("explain.program_said", Verdict.FAIL,
+                           Msg("the program could not register memory with the RDMA device ({n} time(s)): {quote}; the "
+                               "HCA cannot read or write that buffer, so no RDMA transfer from it runs",
+                               n=len(reg), quote=_quote(reg)),
+                           "input", tuple(reg[:5]),
+                           Msg("For a GPU buffer (cudaMalloc), GPUDirect RDMA must be available: the nvidia-peermem "
+                               "module loaded (`lsmod | grep nvidia_peermem`) or DMA-BUF (open kernel modules, kernel "
+                               "5.12+, an rdma-core with ibv_reg_dmabuf_mr); errno 14 (EFAULT, Bad address) is the HCA "
+                               "driver refusing an address it cannot pin, errno 12 (ENOMEM) the locked-memory limit "
+                               "(`ulimit -l unlimited`; a container needs IPC_LOCK). Then prove GPU memory with "
+                               "`ib_write_bw --use_cuda=0` (bringup judges its output)."), SRC_VERBS_REG)
         none = list(dict.fromkeys(ln.strip() for ln in lines if _NO_TRANSPORT.search(ln)))
         if none:
             return Finding("explain.program_said", Verdict.FAIL,
