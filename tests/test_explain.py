@@ -52,6 +52,17 @@ def test_prompts_split_a_session_transcript():
     assert any(f.id == "bios.iommu" and f.verdict.value == "pass" for f in r.findings)
 
 
+def test_a_command_continued_with_backslashes_is_the_command_not_an_output():
+    """A prompt line ending in a backslash goes on on the next lines (held-out round 252: `mpirun -np 2 -H ... \\` over
+    seven lines): those lines are the command, not an output bringup could not read; a short table of partition,
+    node counts and GRES (round 256's sinfo) is not taken for lsmod."""
+    cmd = "root@gpu01:~# nvidia-smi \\\n    -q \\\n    -d ECC\n"
+    r = explain_text(cmd + case("nvidia-smi-q__a10-remapped-rows-unc4-pending-full.txt"))
+    assert not any(f.id == "explain.unrecognised_part" for f in r.findings) and r.verdict.value == "fail"
+    sinfo = explain_text(text(PUBLIC / "sinfo__nesi-partitions-gres-a100-h100-l4-no-state.txt"))
+    assert sinfo.kind != "kernel-modules" and sinfo.verdict.value == "unknown"
+
+
 def test_terminal_colour_and_crlf_do_not_change_the_verdict():
     plain = case("nvidia-smi-q__a10-remapped-rows-unc4-pending-full.txt")
     coloured = plain.replace("Pending", "\x1b[01;31m\x1b[KPending\x1b[m\x1b[K").replace("\n", "\r\n")

@@ -440,3 +440,15 @@ def test_an_integrated_gpus_bandwidthtest_is_not_graded_against_a_pcie_link():
                      .read_text(), "j")
     (f,) = [f for f in r.findings if f.id == "gpu.host_bandwidth"]
     assert f.verdict is Verdict.PASS and "integrated GPU" in f.message and "not graded" in f.message
+
+
+def test_devicequery_peer_access_and_the_bidirectional_matrix_are_judged():
+    """Held-out round 253 (real): deviceQuery of 2 H100 NVL with peer access Yes both ways passes health.p2p quoting the
+    lines; a 7x B300 p2pBandwidthLatencyTest whose unidirectional pairs are even but whose bidirectional pairs 0-3 and
+    3-2 run at under 40% of the median warns naming them."""
+    dq = explain_text(text(PUBLIC / "deviceQuery__h100-nvl-x2-peer.txt"))
+    (p2p,) = [f for f in dq.findings if f.id == "health.p2p"]
+    assert p2p.verdict is Verdict.PASS and any("Peer access from" in e for e in p2p.evidence)
+    bi = explain_text(text(PUBLIC / "p2pBandwidthLatencyTest__b300-x7-uneven-nvlink.txt"))
+    (slow,) = [f for f in bi.findings if f.id == "health.p2p"]
+    assert slow.verdict is Verdict.WARN and "Bidirectional" in slow.message and "0->3 494.3 GB/s" in slow.message

@@ -324,3 +324,14 @@ def test_a_grep_of_lsmod_for_another_module_does_not_say_nvidia_is_missing():
     r = explain_text(text(PUBLIC / "lsmod-grep__gds-nvme-core-mlx-compat-nvidia-fs-peermem-loaded.txt"))
     assert r.verdict is Verdict.PASS
     assert any(f.verdict is Verdict.SKIP and "grep 'nvme_core'" in f.message for f in r.findings)
+
+
+def test_collect_env_listing_two_gpu_models_warns_as_mixed():
+    """Held-out round 249 (real: vLLM's collect_env on an RTX 4080 SUPER and an RTX 3060): the GPU list of two models
+    warns health.gpu_count as nvidia-smi's mixed models do (one rule, gpu_presence.mixed_models)."""
+    from tests.probe_data import PUBLIC
+
+    r = explain_text(text(PUBLIC / "collect-env__wsl2-rtx4080super-plus-rtx3060-different-devices.txt"))
+    (mixed,) = [f for f in r.findings if f.id == "health.gpu_count"]
+    assert mixed.verdict is Verdict.WARN and "mixed GPU models on one node" in mixed.message
+    assert "1x NVIDIA GeForce RTX 3060" in mixed.message

@@ -633,3 +633,24 @@ def test_ibnetdiscover_ports_without_a_lid_fail_and_a_fully_linked_leaf_passes()
     assert bad.kind == "ibnetdiscover" and bad.verdict is Verdict.FAIL and "65535" in bad.findings[0].message
     ok = explain_text(text(PUBLIC / "ibnetdiscover__selene-leaf-lg12-07-all-41-ports-hdr.txt"))
     assert ok.verdict is Verdict.PASS and "41 links" in ok.findings[0].message
+
+
+def test_ibv_devinfo_finding_no_device_says_why_libibverbs_sees_none():
+    """Held-out round 254 (real): no provider directory (rdma-core's providers missing), the kernel's verbs
+    interface absent ("Failed to get IB devices list: Function not implemented", then ibstatus's "No devices"), and a
+    provider too old for the kernel's ABI beside `rdma link` listing the ports: each fails, each with its cause."""
+    none = explain_text(text(PUBLIC / "ibv_devinfo__scout-no-providers-no-ib-devices-found.txt"))
+    assert none.kind == "ib-ports" and none.verdict is Verdict.FAIL
+    assert "no provider drivers" in none.findings[0].message and "ibverbs-providers" in none.findings[0].remedy
+    stack = explain_text(text(PUBLIC / "ibv_devinfo__openibd-stopped-function-not-implemented-no-devices.txt"))
+    assert stack.kind == "ib-ports" and stack.verdict is Verdict.FAIL
+    assert any("Function not implemented" in e for e in stack.findings[0].evidence)
+    abi = explain_text(text(PUBLIC / "ibv_devinfo__pod-bnxt-re-kernel-abi-mismatch-no-devices.txt"))
+    assert any("bnxt_re provider does not support the kernel ABI 6" in f.message for f in abi.findings)
+
+
+def test_a_pass_names_the_active_ports_and_fi_info_its_fabric():
+    efa = explain_text(text(PUBLIC / "ibv_devinfo__aws-efa0-port-active-old-link-layer-report.txt"))
+    assert efa.verdict is Verdict.PASS and efa.findings[0].message.endswith(": efa_0:1")
+    fi = explain_text(text(PUBLIC / "fi_info__p6-b300-efa-direct-16-nics.txt"))
+    assert fi.verdict is Verdict.PASS and "fabric efa-direct" in fi.findings[0].message

@@ -305,3 +305,14 @@ def test_a_cmdline_with_a_heading_above_it_is_still_proc_cmdline():
 
     r = explain_text(text(PUBLIC / "proc-cmdline__rtx-pro-6000-gardenlinux-iommu-pt-healthy-partial.txt"), "c")
     assert r.kind == "proc-cmdline" and any(f.id == "bios.iommu" and f.verdict is Verdict.PASS for f in r.findings)
+
+
+def test_fewer_numa_nodes_with_cpus_than_sockets_warns_unless_the_plan_says_so():
+    """Held-out round 255 (real: 2 Xeon X5670 sockets, 1 NUMA node) and round 200 (4 sockets, 3 nodes): the BIOS
+    interleaves memory across sockets or a socket has no memory: bios.numa warns; a plan that expects the count passes."""
+    body = text(PUBLIC / "lscpu__xeon-x5670-2s-single-numa-node-interleaved.txt")
+    (numa,) = [f for f in host_rules.judge_lscpu(parse_lscpu(body), {}) if f.id == "bios.numa"]
+    assert numa.verdict is Verdict.WARN and "1 NUMA node(s) with CPUs for 2 sockets" in numa.message
+    assert "Interleaving" in numa.remedy
+    planned = [f for f in host_rules.judge_lscpu(parse_lscpu(body), {"numa_nodes": 1}) if f.id == "bios.numa"]
+    assert [f.verdict for f in planned] == [Verdict.PASS]

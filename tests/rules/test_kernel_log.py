@@ -923,3 +923,16 @@ def test_a_network_filesystem_client_that_lost_its_servers_fails_and_warns_once_
                    "172.31.126.88@o2ib (at 172.31.126.88@o2ib)\n")
     fs = [f for f in explain_text(back).findings if f.id == "health.storage_io"]
     assert [f.verdict for f in fs] == [Verdict.WARN] and "came back" in fs[0].message
+
+
+def test_a_limited_by_line_cut_before_its_port_and_a_tools_status_lines_around_quoted_kernel_lines():
+    """Held-out rounds 250 and 253 (real): talosctl dmesg grepped to a GPU's "32.000 Gb/s available PCIe bandwidth,
+    limited by 2.5 GT/s PCIe x16 link" (no "at <port>") warns health.pcie_limited; a validation kit's "[OK] gpu-burn"
+    lines after the NVRM banner it quoted are its own, not a continuation of the banner: the log passes."""
+    from wizard.explain import explain_text
+
+    cut = explain_text(text(PUBLIC / "dmesg__talos-gpu1-rtx5070ti-pcie-link-limited-2.5gts-x16.txt"))
+    (f,) = [f for f in cut.findings if f.id == "health.pcie_limited"]
+    assert f.verdict is Verdict.WARN and "limited by 2.5 GT/s x16 on its path" in f.message
+    kit = explain_text(text(PUBLIC / "unrecognised__gpu-validation-kit-summary-false-fail.txt"))
+    assert kit.kind == "kernel-log" and kit.verdict is Verdict.PASS

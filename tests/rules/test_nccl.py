@@ -767,3 +767,34 @@ def test_the_ofi_plugin_on_libfabrics_tcp_provider_is_named_with_an_efa_remedy()
     e = explain_text(text(PUBLIC / "nccl-debug__v100-aws-ofi-provider-tcp-ofi_rxm-not-efa.txt"))
     (t,) = [f for f in e.findings if f.id == "multinode.transport"]
     assert t.verdict is Verdict.WARN and "'tcp;ofi_rxm'" in t.message and "fi_info -p efa" in t.remedy
+
+
+def test_settings_the_log_prints_are_read_where_they_change_the_verdict():
+    """Held-out round 249 (real): a 2-GPU one-node vLLM log with NCCL_P2P_LEVEL=LOC set by the environment warns
+    health.p2p and does not judge the socket network it never used (nNodes 1); a log of NET/IB's "GPU Direct RDMA
+    Disabled for HCA" lines alone warns; NCCL 2.23's "async fatal event on QP" fails naming the event. Round 252: the
+    "GPU Direct RDMA Enabled" lines are said in the pass."""
+    loc = explain_text(text(PUBLIC / "nccl-debug__2gpu-vllm-p2p-level-loc-socket.txt"))
+    by = {f.id: f for f in loc.findings}
+    assert loc.verdict is Verdict.WARN and by["multinode.transport"].verdict is Verdict.SKIP
+    assert by["health.p2p"].verdict is Verdict.WARN and "NCCL_P2P_LEVEL set by environment to LOC" in by["health.p2p"].message
+    gdr = explain_text(text(PUBLIC / "nccl-debug__dgx-os-2501-gdr-disabled-mlx5.txt"))
+    assert gdr.verdict is Verdict.WARN and "GPUDirect RDMA is disabled for mlx5_0, mlx5_1, mlx5_2" in gdr.findings[0].message
+    qp = explain_text(text(PUBLIC / "nccl-debug__h100-2node-tp16-ib-local-access-violation-fatal.txt"))
+    assert any("local access violation work queue error" in f.message and f.verdict is Verdict.FAIL for f in qp.findings)
+    on = explain_text(text(PUBLIC / "nccl-debug__moc-8node-32rank-roce-4x400g-gdr-init-complete.txt"))
+    assert on.verdict is Verdict.PASS and "GPUDirect RDMA enabled for its HCAs" in on.findings[0].message
+
+
+def test_a_launch_that_started_only_some_ranks_fails_and_launcher_noise_is_not_an_unread_part():
+    """Held-out round 252 (real): mpirun could not start rank 1 on s116, so rank 0 ran alone: fail naming the node (the
+    command's backslash-continued lines and X11's authorization noise are not outputs); PMIx's gds_ds12 lines and the
+    shell's `+ srun` echo around an 8-GPU run are not an unrecognised part; bootstrap's failure is named."""
+    mpi = explain_text(text(PUBLIC / "nccl-tests__v100-2node-mpirun-cannot-launch-on-s116-single-rank.txt"))
+    assert mpi.verdict is Verdict.FAIL and not any(f.id == "explain.unrecognised_part" for f in mpi.findings)
+    (f,) = [f for f in mpi.findings if f.verdict is Verdict.FAIL]
+    assert "on node s116, process rank 1" in f.message and f.subject == "s116"
+    oci = explain_text(text(PUBLIC / "nccl-tests__oci-node25-8x-h100-allreduce-51mb-326gbs-pmix-noise.txt"))
+    assert not any(f.id == "explain.unrecognised_part" for f in oci.findings)
+    boot = explain_text(text(PUBLIC / "nccl-debug__bootstrap-connection-closed-by-remote-peer.txt"))
+    assert any("failed during bootstrap" in f.message for f in boot.findings)

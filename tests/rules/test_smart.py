@@ -160,3 +160,11 @@ def test_an_nvme_temperature_critical_warning_warns_with_a_cooling_remedy_not_a_
     assert f.verdict is Verdict.WARN and "temperature" in f.message and "airflow" in f.remedy
     (g,) = judge_smartctl(body.replace("0x2", "0x6"), {})
     assert g.verdict is Verdict.FAIL and "replace it" in g.remedy
+
+
+def test_sata_crc_errors_warn_with_the_cable_remedy():
+    """Held-out round 255 (real, a Samsung 840 with 108 CRC errors and nothing else): attribute 199 counts transfers
+    that failed their CRC on the link and were retried: warn (the cable, backplane or port), with the cable remedy."""
+    r = explain_text(text(PUBLIC / "smartctl-json__samsung-840-sata-108-crc-errors.txt"))
+    (f,) = r.findings
+    assert f.verdict is Verdict.WARN and "199 CRC_Error_Count = 108" in f.message and "SATA cable" in f.remedy

@@ -397,3 +397,19 @@ def test_pmix_dstore_lock_noise_is_not_an_error_and_ggml_cudamalloc_oom_is_cuda_
     assert not [f for f in noise if f.verdict in (Verdict.WARN, Verdict.FAIL)]
     fs = toolwords.judge(text(PUBLIC / "llama-server-log__4x-p100-16gb-cudamalloc-oom-compute-buffer.txt"))
     assert [f.verdict for f in fs] == [Verdict.WARN] and "cudaErrorMemoryAllocation" in fs[0].message
+
+
+def test_container_runtimes_that_could_not_hand_the_gpu_over_fail_and_a_healthy_device_list_passes():
+    """Held-out rounds 254 and 256 (real): podman's CDI injection of a device node that is gone, libnvidia-container's
+    mknod failures in a Kata VM, MSCCL++'s ibv_reg_mr of GPU memory (errno 14) fail; HAMi's device plugin listing its
+    Tesla T4 with "health":true passes."""
+    cdi = explain_text(text(PUBLIC / "podman-cdi__rootless-renderD129-missing.txt"))
+    assert cdi.verdict is Verdict.FAIL and "failed to inject devices" in cdi.findings[0].message
+    nvc = explain_text(text(PUBLIC / "nvidia-container-cli-debug__kata-vm-mknod-device-node-failed.txt"))
+    assert nvc.verdict is Verdict.FAIL and "could not create kernel module device node" in nvc.findings[0].message
+    reg = explain_text(text(PUBLIC / "unrecognised__mscclpp-ibmr-gpu-ibv-reg-mr-bad-address.txt"))
+    (f,) = [f for f in reg.findings if f.verdict is Verdict.FAIL]
+    assert "could not register memory with the RDMA device" in f.message and "nvidia-peermem" in f.remedy
+    hami = explain_text(text(PUBLIC / "hami-device-plugin-log__tesla-t4-registered-healthy.txt"))
+    assert hami.verdict is Verdict.PASS
+    assert explain_text('devices=[{"id":"GPU-1","type":"NVIDIA-Tesla T4","health":false}]\n').verdict is Verdict.FAIL

@@ -335,7 +335,7 @@ def detect_cuda_env(text: str) -> float:
         return 0.97  # above nvcc's own kind: its "NVCC:" line is one field of the report
     if _MM_CUDA.search(head) and _MM_TOOLS.search(head):
         return 0.95  # an older mmcv collect_env without its sys.platform line ("GPU: NAME", "MMCV: 1.2.4")
-    if _MM_CUDA.search(head) and (_ENV_KEYS.search(head) or re.search(r"^GPU [\d,]+:[ \t]*\S", head, re.M)):
+    if _MM_CUDA.search(head) and (_ENV_KEYS.search(head) or re.search(r"^[ \t]*GPU [\d,]+:[ \t]*\S", head, re.M)):
         return 0.95  # sglang.check_env and the like: "CUDA available: True", "GPU 0,1: NAME", "CUDA Driver Version: ..."
     if _D2_TABLE.search(head) and re.search(r"^GPU available[ \t]{2,}(?:Yes|No)\b", head, re.M):
         return 0.95  # detectron2's collect_env table

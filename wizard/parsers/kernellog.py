@@ -509,7 +509,11 @@ NOUVEAU_RE = lazy_re(r"^(?:nouveau (?P<bus>" + _BDF_RE + r"):|nouveau\s+\[[^\]]*
                         r"|\[drm\] Initialized nouveau .* for (?P<bus3>" + _BDF_RE + r"))")
 GSP_RE = lazy_re(r"rpcRecvPoll timedout|Timeout after \d+s of waiting for RPC response|GSP RPC timeout"
                     r"|Rate limiting GSP RPC error prints|_kgspRpcRecvPoll|GPU marked for reset"
-                    r"|_kgspLogRpcTimeout|\bGSP Timeout\b|_kgspIsHeartbeatTimedOut|GSP heartbeat timed out", re.I)
+                    r"|_kgspLogRpcTimeout|\bGSP Timeout\b|_kgspIsHeartbeatTimedOut|GSP heartbeat timed out"
+                    # a row of the GSP RPC history the driver dumps when an RPC failed, still pending (its last
+                    # column 'y' where a finished call shows its duration): open-gpu-kernel-modules, kernel_gsp.c
+                    # (_kgspLogRpcHistoryEntry)
+                    r"|NVRM:\s+-?\d{1,3}\s+\d{1,4}\s+\w+\s+\d{1,12}(?:\s+0x[0-9a-f]{16}){4}\s+y\s*$", re.I)
 CC_FATAL_RE = lazy_re(r"ConfCompute: Fatal error|Fatal error detected in GSP-DMA (?:en|de)crypt")
 """The driver's confidential-computing error state (H100 in CC mode: "confComputeSetErrorState_KERNEL: ConfCompute:
 Fatal error hit!", after "Fatal error detected in GSP-DMA decrypt"): the GPU takes no more work until the

@@ -593,6 +593,10 @@ _FIO_HEADER = lazy_re(r"^(\S[^\n]{0,200}?): \(g=(\d{1,9})\): rw=(\w{1,32}), bs=(
                          r"iodepth=(\d{1,9})")
 _FIO_SIDE = lazy_re(r"^\s+(read|write|trim|mixed)\s*: IOPS=(\d{1,15}(?:\.\d{1,6})?)([kMGTP]?), "
                        r"BW=(\d{1,15}(?:\.\d{1,6})?)([KMGTPkmgtp]?i?)(B|bit)/s(.*)$")
+_FIO2_SIDE = lazy_re(r"^\s+(read|write|trim)\s*: io=(\d{1,15}(?:\.\d{1,6})?)([KMGTP]?B), "
+                     r"bw=(\d{1,15}(?:\.\d{1,6})?)([KMGTP]?B)/s, iops=(\d{1,15}), runt=\s*(\d{1,15})msec")
+"""fio 2.x's side line ("read : io=6142.3MB, bw=9003.8KB/s, iops=2250, runt=698555msec"); its KB/MB are 1024-based
+(fio 2 printed binary units with SI-looking names: the 3.x line shows both, "BW=72.8MiB/s (76.4MB/s)")."""
 _FIO_IO = lazy_re(r"\((\d{1,15}(?:\.\d{1,6})?)([KMGTPkmgtp]?i?B)/(\d{1,15})msec\)")
 _FIO_PCT_HEAD = lazy_re(r"^\s+(clat|lat|sync) percentiles \((nsec|usec|msec)\):")
 _FIO_PCT = lazy_re(r"(\d{1,3}\.\d{1,6})th=\[\s*(\d{1,20})\]")
@@ -707,6 +711,17 @@ def parse_fio_normal(text: str, command: str = "") -> FioRun:
                 b = _bytes_of(io.group(1), io.group(2))
                 sd["io_bytes"] = int(b) if b is not None else None
                 sd["runtime_ms"] = sat_int(io.group(3))
+            cur["lines"].append(ln.strip())
+            continue
+        s2 = _FIO2_SIDE.match(ln)
+        if s2:
+            side = s2.group(1)
+            sd = cur.setdefault(side, {})
+            sd["iops"] = float(s2.group(6))
+            io2, bw2 = _bytes_of(s2.group(2), s2.group(3)[:-1] + "iB"), _bytes_of(s2.group(4), s2.group(5)[:-1] + "iB")
+            sd["bw"] = bw2
+            sd["io_bytes"] = int(io2) if io2 is not None else None
+            sd["runtime_ms"] = sat_int(s2.group(7))
             cur["lines"].append(ln.strip())
             continue
         if _FIO_SYNC_HEAD.match(ln):

@@ -77,7 +77,9 @@ def nv_count(token: str) -> int | None:
     return sat_int(m.group(1)) if m else None
 
 
-_GLUED = lazy_re(rf"(?:{_NAME_RE}|SYS|NODE|PHB|PXB|PIX|SOC|NV\d{{1,3}})")
+_GLUED = lazy_re(rf"(?:{_NAME_RE}|SYS|NODE|PHB|PXB|PIX|SOC|NV\d{{1,3}}|CPU)")
+"""What a glued token splits into: column names, link types, and the header's "CPU" of "CPU Affinity" (``NIC11CPU``
+when the last NIC column's name fills its width)."""
 
 
 def _unglue(toks: list[str]) -> list[str]:

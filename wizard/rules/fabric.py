@@ -140,6 +140,18 @@ SRC_SOFT_RDMA = ("rdma-core, Documentation/rxe.md: Soft-RoCE, a software impleme
 def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``multinode.ib_port_state``: see the module doc. Plan key read: ``nics_per_node``."""
     none = [e for e in ports.errors if NO_DEVICE.search(e)]
+    abi = re.search(r"libibverbs: Warning: Driver (\S+) does not support the kernel ABI of (\d+)[^\n]*", text)
+    if not ports.ports and none and abi:  # user-space provider and kernel driver of different generations
+        return [Finding(STATE_ID, Verdict.FAIL, Msg("libibverbs' {driver} provider does not support the kernel ABI "
+                                                    "{abi} of the kernel's RDMA driver, so it opens none of the devices "
+                                                    "the kernel has: rdma-core here (often a container image's) and the "
+                                                    "host's kernel driver are of different generations, and no program "
+                                                    "can use the HCAs", driver=abi.group(1), abi=abi.group(2)),
+                        "node", (abi.group(0),) + tuple(none[:2]),
+                        "Use an rdma-core (libibverbs and its providers) that matches the host's RDMA driver: in a "
+                        "container, install the rdma-core of the host's release or mount the host's (the NVIDIA "
+                        "Network Operator's MOFED/DOCA driver container pairs them); on the host, update rdma-core "
+                        "and the kernel driver together. Then `ibv_devinfo` must list the HCAs.", SRC_STATE)]
     no_providers = re.search(r"libibverbs: Warning: couldn't open config directory '[^']*'", text)
     if not ports.ports and none and no_providers:  # rdma-core's user-space drivers missing: verbs sees no device
         return [Finding(STATE_ID, Verdict.FAIL, N_("libibverbs found no RDMA device because it has no provider drivers "
@@ -240,7 +252,9 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
     rates = Counter(p.rate_gbit_s for p in active_fabric if p.rate_gbit_s is not None)
     summary = ", ".join(f"{n} x {_rate_s(r, layer)}" for r, n in sorted(rates.items(), key=lambda kv: -kv[0]))
     n_judged = len(ports.ports) - len(apart)
-    return [Finding(STATE_ID, Verdict.PASS, (Msg('{n_ports} of {n_ports} ports Active', n_ports=n_judged) + (f" ({summary}{(' ' + layer if layer else '')})" if summary else Msg(' ({value} does not show the rate; `ibstat` does)', value=ports.tool or 'this tool')) + also), "node",
+    named = [f"{p.ca}:{p.port}" for p in ports.ports if p not in apart]
+    port_names = f": {', '.join(named)}" if len(named) <= 8 else ""  # the ports by name (efa_0:1, mlx5_0:1), a few only
+    return [Finding(STATE_ID, Verdict.PASS, (Msg('{n_ports} of {n_ports} ports Active', n_ports=n_judged) + (f" ({summary}{(' ' + layer if layer else '')})" if summary else Msg(' ({value} does not show the rate; `ibstat` does)', value=ports.tool or 'this tool')) + port_names + also), "node",
                     tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln or " ==> " in ln)[:8], "", SRC_STATE)]
 
 
@@ -1272,7 +1286,9 @@ def judge_fi_info(info: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]
                     Msg("libfabric lists the {prov} provider with {types} endpoints on {n} device(s) ({domains}): the "
                         "RDMA fabric is usable by MPI and NCCL's OFI plugin", prov=prov,
                         types="/".join(dict.fromkeys(e[3] for e in rdma if e[3])) or "RDMA", n=len(domains) or 1,
-                        domains=", ".join(domains) or prov), "host", ev, "", SRC_FI_INFO)]
+                        domains=", ".join(domains) or prov)
+                    + (Msg("; fabric {fabrics}", fabrics=", ".join(fabrics)) if (fabrics := list(dict.fromkeys(
+                        e[1] for e in rdm if e[1] and e[1] != prov))) else ""), "host", ev, "", SRC_FI_INFO)]
 
 
 SRC_OSU = ("OSU Micro-Benchmarks (http://mvapich.cse.ohio-state.edu/benchmarks/): osu_bw / osu_bibw report bandwidth in "

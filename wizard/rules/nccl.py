@@ -1005,8 +1005,24 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
     counted = (set(lg.nvls_failures) | set(lg.cuda_failures) | {ln for _, ln in lg.completion_errors}
                | {ln for _, ln in lg.setup_failures})
     other = [ln for ln in lg.warn_lines if ln not in counted and ln not in lg.ibverbs_missing and
-             ln not in lg.ib_open_failed]
+             ln not in lg.ib_open_failed and not _INFO_WARN.search(ln)]
     returned = [(ln, c) for ln, c in lg.return_chains if c in NCCL_RESULTS and c != 0]
+    fallback = [ln for ln in other if _COLLNET_FALLBACK.search(ln)]
+    if fallback:  # SHARP/CollNet could not start and NCCL said it goes on without it: its errors are that, not a fault
+        collnet = [ln for ln in other if _COLLNET_WORDS.search(ln)]
+        other = [ln for ln in other if ln not in collnet]
+        if not other:
+            returned = []
+        findings.append(Finding("multinode.transport", Verdict.WARN,
+                                Msg("SHARP in-network reduction (CollNet) could not start ('{first}'), and NCCL carries "
+                                    "on over its point-to-point network ('{fallback}'): collectives work, without the "
+                                    "switch offload", first=_warn_text(collnet[0]), fallback=_warn_text(fallback[0])),
+                                subject, tuple(dict.fromkeys(collnet[:3] + fallback[:1])),
+                                "If SHARP is wanted, run the Aggregation Manager (sharp_am, with UFM or on the subnet "
+                                "manager's host) and check `sharp_hello`/the SHARP plugin from HPC-X on the nodes; if not, "
+                                "set NCCL_COLLNET_ENABLE=0 so NCCL stops trying.",
+                                f"{SRC_E1}; {NCCL_ENV_URL} (NCCL_COLLNET_ENABLE); NVIDIA SHARP documentation "
+                                "(https://docs.nvidia.com/networking/display/sharpv3130)"))
     if other and returned and not any(f.verdict is Verdict.FAIL for f in findings):
         code = returned[-1][1]
         findings.append(Finding("node.nccl_errors", Verdict.FAIL,
@@ -1388,6 +1404,13 @@ _MPI_LAUNCH_FAILED = lazy_re(r"mpirun was unable to (?:launch|start) the specifi
                              r"|PRTE was unable to reliably start one or more daemons[^\n]*")
 """Open MPI's launcher reporting it could not start processes of the job (its help text "mpirun was unable to launch
 the specified application as it could not access or execute an executable", the daemon start failures of ORTE/PRRTE)."""
+
+
+_COLLNET_FALLBACK = lazy_re(r"Cannot initialize CollNet, using point-to-point network instead")
+_COLLNET_WORDS = lazy_re(r"SHARP|SHArP|CollNet|sharp_plugin|coll_net", re.I)
+_INFO_WARN = lazy_re(r"MSCCL\+\+: Cannot enable MSCCL\+\+; environment is not MSCCL compatible")
+"""WARN lines that say a feature stays off, not that anything failed: RCCL's note that MSCCL++ is not enabled in this
+environment (ROCm RCCL documentation, MSCCL/MSCCL++: used only where enabled and supported)."""
 
 
 def _env_setting(line: str) -> str:

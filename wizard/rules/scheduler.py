@@ -166,8 +166,9 @@ def _judge_nodes(nodes: list[NodeState], fine_msg: str) -> list[Finding]:
             known = known_reason(n.reason)
             msg = (Msg("Slurm has node {node} in state {state}{why}: it takes no jobs", node=n.name, state=n.state,
                        why=why) if n.state else
-                   Msg("Slurm holds a reason for node {node}{why}, which it keeps only while a node is down, drained or "
-                       "failing: it takes no jobs (its State= line is not in the paste)", node=n.name, why=why))
+                   Msg("Slurm holds a reason for node {node}, '{reason}', which it keeps only while a node is down, "
+                       "drained or failing: it takes no jobs (its State= line is not in the paste)", node=n.name,
+                       reason=n.reason))
             if known:
                 msg += Msg("; {meaning}", meaning=Msg(known[0]))
             out.append(Finding(SLURM_ID, Verdict.FAIL, msg, n.name, n.lines,

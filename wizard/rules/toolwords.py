@@ -47,7 +47,7 @@ SRC = ("the program's own result and log-level words (bringup does not read this
        "log levels as in syslog's severities, RFC 5424 section 6.2.1)")
 
 _FAIL = lazy_re(
-    r"\bTest(?:s)? FAILED\b|\bFAILED\b|^\s*FAIL\b|\bResult\s*[=:]\s*FAIL|\b(?i:test|tests|check|validation|self-test)"
+    r"\bTest(?:s)? FAILED\b|\bFAILED\b|^\s*FAIL\b|\bResult\s*[=:]\s*FAIL|\b(?i:test|tests|check|checks|validation|self-test)"
     r"\s+(?:has\s+)?failed\b"  # "Test failed!" (the CUDA samples' last line after a verification error) too
     r"|\bFATAL\b|\bfatal:|\blevel=fatal\b|^F\d{4} \d\d:\d\d"  # the program gave up (syslog crit and above, glog F)
     r"|^FATA\[\d+\]"  # logrus's text format at level fatal (nvidia-mig-parted, the container toolkit: round 49)
@@ -214,6 +214,10 @@ _CUINIT_CODE = lazy_re(r"^\s*\[\s*(-?\d{1,5})\s*\]|\bcuInit\b[^\n]{0,40}?\b(?:re
 _CU_RESULT = lazy_re(r"\b(CUDA_ERROR_[A-Z_]+|UNKNOWN_CUDA_ERROR|CUDA_SUCCESS)\b")
 _NO_GPU_BUILD = lazy_re(r"\bcompiled without (?:GPU|CUDA) support\b|\bbuilt without (?:GPU|CUDA) support\b", re.I)
 _CPU_FALLBACK = lazy_re(r"\b\w*_cpu\.(?:so|dll|dylib)\b|\bCPU[- ]only\b|\bfalling back to (?:the )?CPU\b", re.I)
+_CUDA_LIB_MISSING = lazy_re(r"\b(lib(?:nvrtc|cublas|cublasLt|cufft|curand|cusparse|cusolver|cudnn\w*|nccl|cudart)"
+                            r"\.so(?:\.[\d.]+)?)['\"`]?: cannot open shared object file")
+"""The dynamic loader not finding a CUDA toolkit library (ld.so's "libnvrtc.so.12: cannot open shared object file: No such
+file or directory"); libcuda.so and libnvidia-ml.so, the driver's own, are :data:`_LIBCUDA`'s."""
 _NO_CUDART = lazy_re(r"\blibcudart\.so(?:\.[\d.]+)?['\"`]? (?:was |is )?not found\b", re.I)
 _CC_BELOW = lazy_re(r"(?:compute|cuda) capability (?P<have>\d+\.\d+)\.?\s+The minimum required (?:cuda |compute )?"
                        r"capability is (?P<need>\d+\.\d+)"
@@ -357,7 +361,21 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
                                               "its GPU features are unavailable", who=who, why=why), N_("Install the library's CUDA build for the CUDA the driver supports and "
             "make libcudart.so findable (the CUDA toolkit's lib64, or the nvidia-cuda-runtime wheel, on "
             "LD_LIBRARY_PATH / ldconfig); check that `nvidia-smi` sees the GPUs."), SRC_NO_GPU_BUILD, quoted))
-    elif cudart:
+    libs = [(m, ln.strip()) for ln in lines for m in [_CUDA_LIB_MISSING.search(ln)] if m]
+    if libs and not (nogpu or cudart):
+        lib = libs[0][0].group(1)
+        out.append(ChainWords(
+            "cuda_lib_missing", Verdict.FAIL,
+            Msg("{who} could not load the CUDA library {lib} (the dynamic loader found no such file): a CUDA library "
+                "its build needs is not installed where it runs, so its GPU work cannot start", who=who, lib=lib),
+            N_("Install the CUDA libraries of the CUDA major version the program was built for (the CUDA toolkit's "
+               "lib64, or the matching nvidia-* pip wheels such as nvidia-cuda-nvrtc-cu12, nvidia-cublas-cu12), make "
+               "them findable (`ldconfig -p | grep <lib>`, LD_LIBRARY_PATH), and keep the driver at least that CUDA's "
+               "minimum (`nvidia-smi`)."),
+            "ld.so(8): 'cannot open shared object file' is the dynamic loader not finding the library; NVIDIA CUDA "
+            "installation guide for Linux (the toolkit's libraries, https://docs.nvidia.com/cuda/"
+            "cuda-installation-guide-linux/)", tuple(dict.fromkeys(x for _, x in libs))[:5]))
+    if cudart and not nogpu and not fallback:
         out.append(ChainWords(
             "no_cudart", Verdict.WARN, Msg("{who} did not find the CUDA runtime libcudart.so on its library path",
                                            who=who),
@@ -421,10 +439,15 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
                  N_("no device this module drives was found") if "no such device" in low else
                  N_("the module's dependencies or files are missing") if "not found" in low or "no such file" in low
                  else Msg("the kernel refused it ({why})", why=why))
+        from wizard.rules.kernel_log_common import OPTIONAL_GPU_MODULES
+
+        lost = OPTIONAL_GPU_MODULES.get(m.group("mod"))  # a feature beside the GPU driver: warn, naming what is lost
         out.append(ChainWords(
-            "module_refused", Verdict.FAIL, Msg("the kernel module {mod} could not be loaded: {cause}; what "
-                                                "needs it (the GPU driver, GPUDirect RDMA, the HCA) does not work "
-                                                "until it loads", mod=m.group('mod'), cause=cause),
+            "module_refused", Verdict.WARN if lost else Verdict.FAIL,
+            Msg("the kernel module {mod} could not be loaded: {cause}; without it there is no {lost}; the GPUs "
+                "themselves work", mod=m.group('mod'), cause=cause, lost=Msg(lost)) if lost else
+            Msg("the kernel module {mod} could not be loaded: {cause}; what needs it (the GPU driver, GPUDirect RDMA, "
+                "the HCA) does not work until it loads", mod=m.group('mod'), cause=cause),
             N_("Read `dmesg | tail` right after the modprobe for the kernel's reason; rebuild the module for the running "
             "kernel (`dkms status`, `dkms autoinstall`, or the vendor package for this kernel: on current drivers "
             "GPUDirect RDMA is the driver's own nvidia-peermem, not the old nv_peer_mem package); with Secure Boot, "
