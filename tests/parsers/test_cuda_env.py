@@ -141,3 +141,12 @@ def test_older_mmcv_and_detectron2_environment_reports_are_read():
     assert [(g.name, g.cc) for g in r.gpus] == [("NVIDIA A100-PCIE-40GB", "8.0")]
     # a tool's report with PyTorch but no MMCV line stays with the kinds that read it (sglang check_env: nvcc's)
     assert detect_cuda_env("Python: 3.12\nCUDA available: True\nPyTorch: 2.8.0+cu129\n") < 0.9
+
+
+def test_a_scripts_printout_with_cuda_available_and_indented_gpu_lines_is_a_report():
+    """Held-out round 261 (real, a course's check script: "CUDA available: True", "  GPU 0: NVIDIA A10G") above an
+    nvidia-smi table: the report is read (its GPU), not an unrecognised part."""
+    from wizard.explain import explain_text
+
+    r = explain_text(text(PUBLIC / "torch-cuda__gpumode-a10g-torch26-cu126-driver-550.txt"))
+    assert r.kind == "cuda-env-report+nvidia-smi" and not any(f.id == "explain.unrecognised_part" for f in r.findings)

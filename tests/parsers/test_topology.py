@@ -67,3 +67,11 @@ def test_dcgmi_nvlink_error_table_reads_like_nvidia_smi_nvlink_e():
     (g,) = rep.gpus
     assert g.index == 1 and sorted(g.counters) == list(range(8))
     assert g.counters[7] == {"CRC FLIT Error": 0, "CRC Data Error": 0, "Replay Error": 0, "Recovery Error": 0}
+
+
+def test_a_header_whose_last_nic_column_runs_into_cpu_affinity_is_read():
+    """Held-out round 258 (real, vLLM collect_env on 8x B200 with 12 NICs): the header reads "NIC11CPU Affinity", the
+    last NIC's name filling its column; the row cells and affinities are read as for any matrix."""
+    mx = parse_topo_matrix(text(PUBLIC / "nvidia-smi-topo__b200-8gpu-12nic-two-numa-excerpt.txt"))
+    assert mx.rows["GPU0"]["GPU1"] == "NV18" and mx.rows["GPU0"]["NIC0"] == "PIX" and mx.rows["GPU3"]["NIC11"] == "SYS"
+    assert mx.affinity["GPU2"]["CPU Affinity"] == "28-55,140-167"

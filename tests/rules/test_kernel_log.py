@@ -936,3 +936,35 @@ def test_a_limited_by_line_cut_before_its_port_and_a_tools_status_lines_around_q
     assert f.verdict is Verdict.WARN and "limited by 2.5 GT/s x16 on its path" in f.message
     kit = explain_text(text(PUBLIC / "unrecognised__gpu-validation-kit-summary-false-fail.txt"))
     assert kit.kind == "kernel-log" and kit.verdict is Verdict.PASS
+
+
+def test_network_filesystem_mounts_and_flaps_gsp_history_nic_fatal_and_no_gpu_found():
+    """Held-out rounds 257-263 (real): a Lustre client losing two OSTs six times, each time reconnecting, fails (the
+    connection does not hold); lustre_fill_super's "Unable to mount" fails; a GSP RPC history row still pending is a
+    GSP timeout; mlx5's "Fatal error 1 detected" after a surprise link down fails health.nic_link; "NVRM: No NVIDIA GPU
+    found" fails health.gpu_init; a laptop firmware's _acpiDsmCapsInit note is known harmless."""
+    from wizard.explain import explain_text
+
+    def one(name: str, fid: str) -> Finding:
+        (f,) = [f for f in explain_text(text(PUBLIC / name)).findings if f.id == fid]
+        return f
+
+    flap = one("dmesg__cscs-clariden-lustre-lnet-timeouts.txt", "health.storage_io")
+    assert flap.verdict is Verdict.FAIL and "6 times, each time coming back" in flap.message
+    mount = one("dmesg__al2023-lustre-client-mgs-config-log-failed-rc-5.txt", "health.storage_io")
+    assert mount.verdict is Verdict.FAIL and "Lustre could not mount <unknown> (rc = -5)" in mount.message
+    gsp = one("kernel-log__a100-sxm4-hgx-gsp-rpc-history-dump-pending-control.txt", "health.gsp")
+    assert gsp.verdict is Verdict.FAIL
+    nic = one("kernel-log__mlx5-surprise-link-down-fatal-hung-task.txt", "health.nic_link")
+    assert nic.verdict is Verdict.FAIL and "Fatal error 1 detected" in nic.message
+    nogpu = one("kernel-log__lenovo-82xt-nvidia-loaded-no-nvidia-gpu-found.txt", "health.gpu_init")
+    assert nogpu.verdict is Verdict.FAIL
+    assert explain_text(text(PUBLIC / "dmesg__msi-laptop-rtx4050-open-590-nvidia-load-acpi-dsm-notes.txt")).verdict \
+        is Verdict.PASS
+
+
+def test_an_optional_gpu_module_that_will_not_load_warns_naming_what_is_lost():
+    """Held-out round 261 (real): nvidia_fs refused for GPL-only nvidia_p2p_* symbols of the proprietary module: no
+    GPUDirect Storage, the GPUs work: warn; the peer-memory module (GPUDirect RDMA) still fails (test above)."""
+    f = _found("dmesg__nvidia-fs-gpl-only-symbols-unknown-p2p.txt", "health.driver_conflict")
+    assert f.verdict is Verdict.WARN and "no GPUDirect Storage" in f.message

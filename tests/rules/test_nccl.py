@@ -783,7 +783,7 @@ def test_settings_the_log_prints_are_read_where_they_change_the_verdict():
     qp = explain_text(text(PUBLIC / "nccl-debug__h100-2node-tp16-ib-local-access-violation-fatal.txt"))
     assert any("local access violation work queue error" in f.message and f.verdict is Verdict.FAIL for f in qp.findings)
     on = explain_text(text(PUBLIC / "nccl-debug__moc-8node-32rank-roce-4x400g-gdr-init-complete.txt"))
-    assert on.verdict is Verdict.PASS and "GPUDirect RDMA enabled for its HCAs" in on.findings[0].message
+    assert on.verdict is Verdict.PASS and "GPUDirect RDMA enabled for its HCAs (NCCL: 'GPU Direct RDMA Enabled')" in on.findings[0].message
 
 
 def test_a_launch_that_started_only_some_ranks_fails_and_launcher_noise_is_not_an_unread_part():
@@ -798,3 +798,14 @@ def test_a_launch_that_started_only_some_ranks_fails_and_launcher_noise_is_not_a
     assert not any(f.id == "explain.unrecognised_part" for f in oci.findings)
     boot = explain_text(text(PUBLIC / "nccl-debug__bootstrap-connection-closed-by-remote-peer.txt"))
     assert any("failed during bootstrap" in f.message for f in boot.findings)
+
+
+def test_sharp_that_nccl_falls_back_from_warns_and_msccl_plus_plus_off_is_not_a_warning():
+    """Held-out round 260 (real): SHARP's "Cannot create SHArP job(-11)" with NCCL's "Cannot initialize CollNet, using
+    point-to-point network instead" warns multinode.transport (was a fail through its '-> 3' chain); RCCL's "MSCCL++:
+    Cannot enable MSCCL++" note is not an unclassified warning."""
+    sharp = explain_text(text(PUBLIC / "nccl-debug__azure-nd96amsr-a100-4node-sharp-am-missing-collnet-fallback.txt"))
+    assert sharp.verdict is Verdict.WARN
+    assert any("SHARP in-network reduction (CollNet) could not start" in f.message for f in sharp.findings)
+    rccl = explain_text(text(PUBLIC / "rccl-log__mlperf-mangoboost-2node-mi300x-c10d-ipv6-msccl-warn.txt"))
+    assert not any("MSCCL" in f.message for f in rccl.findings if f.verdict is Verdict.WARN)

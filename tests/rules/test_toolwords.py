@@ -413,3 +413,16 @@ def test_container_runtimes_that_could_not_hand_the_gpu_over_fail_and_a_healthy_
     hami = explain_text(text(PUBLIC / "hami-device-plugin-log__tesla-t4-registered-healthy.txt"))
     assert hami.verdict is Verdict.PASS
     assert explain_text('devices=[{"id":"GPU-1","type":"NVIDIA-Tesla T4","health":false}]\n').verdict is Verdict.FAIL
+
+
+def test_a_missing_cuda_library_fails_a_health_checks_failed_line_fails_and_the_peer_memory_module_still_fails():
+    """Held-out rounds 261-262 (real): CuPy unable to dlopen libnvrtc.so.12 fails (the program's GPU work cannot
+    start); az-hop's "Node Health Checks failed ... returned 127" fails; nv_peer_mem refused by modprobe still fails
+    (GPUDirect RDMA), where nvidia_fs would only warn."""
+    lib = explain_text(text(PUBLIC / "cupy-error__libnvrtc-so-12-missing-brev-l4.txt"))
+    assert lib.verdict is Verdict.FAIL and any("could not load the CUDA library libnvrtc.so.12" in f.message
+                                              for f in lib.findings)
+    nhc = explain_text(text(PUBLIC / "nhc-log__azhop-viz3d-check-nvsmi-healthmon-returned-127.txt"))
+    assert nhc.verdict is Verdict.FAIL
+    peer = explain_text(text(PUBLIC / "dpkg-install__nvidia-peer-memory-dkms-modprobe-unknown-symbol.txt"))
+    assert peer.verdict is Verdict.FAIL and any("nv_peer_mem" in f.message for f in peer.findings)

@@ -495,7 +495,7 @@ UNSUPPORTED_GPU_RE = lazy_re(r"NVRM: installed in this system is not supported b
                                 r"[\d.]+ driver release", re.I)
 """The driver release does not support the GPU it found (NVIDIA driver README, Appendix A: supported GPUs)."""
 NVRM_PROBE_FAIL_RE = lazy_re(r"NVRM: (?:The NVIDIA probe routine failed for \d+ device|None of the NVIDIA "
-                                r"(?:graphics adapters|devices) were initialized|No NVIDIA (?:graphics adapter|devices?) "
+                                r"(?:graphics adapters|devices) were initialized|No NVIDIA (?:graphics adapter|devices?|GPU) "
                                 r"(?:probed|found))", re.I)
 PROBE_NOT_CALLED_RE = lazy_re(r"NVRM: The NVIDIA probe routine was not called for (?P<n>\d+) device", re.I)
 MODULE_SYMBOL_RE = lazy_re(r"^(?P<mod>nvidia(?:[_-][a-z]+)?|nv_peer_mem|gdrdrv): (?:Unknown symbol (?P<sym>\S+)|"

@@ -1048,6 +1048,7 @@ NIC_DRIVERS = "mlx5_core|mlx4_core|bnxt_en|ice|i40e|irdma|efa"
 """Network and RDMA adapter drivers whose probe failure or firmware health error :func:`nic_health_findings` reports."""
 _NIC_FW = lazy_re(rf"^(?P<drv>{NIC_DRIVERS}) (?P<dev>[0-9a-fA-F]{{4}}:[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.\d):? .*?"
                   r"(?:device's health compromised|Health issue observed, (?P<what>[^,]+)|synd 0x[0-9a-f]+: (?P<synd>.+)"
+                  r"|(?P<fatal>Fatal error \d+ detected)"
                   r"|(?P<cmd>[A-Z][A-Z0-9_]+)\(0x[0-9a-fA-F]+\)(?: No done completion| timeout\.))")
 _NIC_PROBE = lazy_re(rf"^(?P<drv>{NIC_DRIVERS}):? (?:(?P<dev>[0-9a-fA-F]{{4}}:[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.\d):? )?"
                      r"(?:probe of (?P<dev2>[0-9a-fA-F:.]+) failed with error (?P<err>-?\d+)"
@@ -1063,7 +1064,8 @@ SRC_NIC_HEALTH = ("Linux kernel drivers/net/ethernet/mellanox/mlx5/core/health.c
 
 def nic_health_findings(log: KernelLog) -> list[Finding]:
     """``health.nic_link`` FAIL when a network/RDMA adapter's driver reports its firmware unhealthy (mlx5_core "device's
-    health compromised", "Health issue observed, firmware internal error", an assert syndrome) or failed to probe
+    health compromised", "Health issue observed, firmware internal error", an assert syndrome, poll_health's "Fatal
+    error 1 detected": the device left the PCI bus or its firmware stopped) or failed to probe
     ("probe of 0000:03:00.0 failed with error -22", mlx5_load_one failed): that port carries nothing until the
     adapter is reset or its driver/firmware fixed, so a multi-node job over it cannot run. One finding naming each
     device."""
@@ -1077,7 +1079,7 @@ def nic_health_findings(log: KernelLog) -> list[Finding]:
         if m and m.group("cmd"):  # the firmware does not complete the driver's commands (mlx5 cmd.c)
             dev, kind, detail = m.group("dev"), "cmd", m.group("cmd")
         elif m:
-            dev, kind, detail = m.group("dev"), "fw", (m.group("what") or m.group("synd") or "").strip()
+            dev, kind, detail = m.group("dev"), "fw", (m.group("what") or m.group("synd") or m.group("fatal") or "").strip()
         else:
             assert p is not None
             dev, kind, detail = p.group("dev") or p.group("dev2") or "?", "probe", p.group("err") or p.group("err2")

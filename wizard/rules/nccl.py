@@ -1537,7 +1537,7 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any], forced: str = 
                   "apart (NCCL_NET_GDR_LEVEL, default PXB); on a node whose GPUs share a PCIe switch with an HCA, load "
                   "nvidia-peermem (or use DMA-BUF) so it is used") if ib_channels and not gdr else "")
         desc = ((Msg('NCCL uses InfiniBand/RoCE (NET/IB) on {n_ib_devices} HCA port(s)', n_ib_devices=len(lg.ib_devices)) if lg.ib_devices else Msg('NCCL uses InfiniBand/RoCE (NET/IB; the HCA ports are not listed in this excerpt)')) + (f': {devs}' if devs else '') + (Msg('; network {net}', net=net) if net else '') + (Msg('; SHARP (CollNet) plugin') if sharp else '') + (Msg('; GPUDirect RDMA (GDRDMA) in use') if gdr else no_gdr or (
-                    Msg('; GPUDirect RDMA enabled for its HCAs') if lg.gdr_enabled and not lg.gdr_disabled else '')))
+                    Msg("; GPUDirect RDMA enabled for its HCAs (NCCL: 'GPU Direct RDMA Enabled')") if lg.gdr_enabled and not lg.gdr_disabled else '')))
         out: list[Finding] = []
         bonds = [d.name for d in lg.ib_devices if "bond" in d.name]
         # the socket list (NCCL_SOCKET_IFNAME's pick) carries bootstrap and the IB out-of-band exchange where the log
