@@ -952,7 +952,7 @@ def test_network_filesystem_mounts_and_flaps_gsp_history_nic_fatal_and_no_gpu_fo
     flap = one("dmesg__cscs-clariden-lustre-lnet-timeouts.txt", "health.storage_io")
     assert flap.verdict is Verdict.FAIL and "6 times, each time coming back" in flap.message
     mount = one("dmesg__al2023-lustre-client-mgs-config-log-failed-rc-5.txt", "health.storage_io")
-    assert mount.verdict is Verdict.FAIL and "Lustre could not mount <unknown> (rc = -5)" in mount.message
+    assert mount.verdict is Verdict.FAIL and "llite: Unable to mount <unknown> (rc = -5)" in mount.message
     gsp = one("kernel-log__a100-sxm4-hgx-gsp-rpc-history-dump-pending-control.txt", "health.gsp")
     assert gsp.verdict is Verdict.FAIL
     nic = one("kernel-log__mlx5-surprise-link-down-fatal-hung-task.txt", "health.nic_link")

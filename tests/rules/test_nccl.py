@@ -809,3 +809,11 @@ def test_sharp_that_nccl_falls_back_from_warns_and_msccl_plus_plus_off_is_not_a_
     assert any("SHARP in-network reduction (CollNet) could not start" in f.message for f in sharp.findings)
     rccl = explain_text(text(PUBLIC / "rccl-log__mlperf-mangoboost-2node-mi300x-c10d-ipv6-msccl-warn.txt"))
     assert not any("MSCCL" in f.message for f in rccl.findings if f.verdict is Verdict.WARN)
+
+
+def test_sharp_set_up_errors_alone_are_the_collnet_fallback_even_when_its_line_is_cut():
+    """Held-out round 269 (real, 8 Azure ND96amsr nodes): only SHARP's "coll init error" lines and their '-> 3' chain
+    through coll_net.h, NCCL's fallback line not in the excerpt: the same warning, saying the line is not there."""
+    r = explain_text(text(PUBLIC / "nccl-debug__azure-nd96amsr-a100-8node-bert-sharp-am-missing.txt"))
+    assert r.verdict is Verdict.WARN
+    assert any("'Cannot initialize CollNet' line is not in this excerpt" in f.message for f in r.findings)

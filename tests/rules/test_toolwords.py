@@ -426,3 +426,10 @@ def test_a_missing_cuda_library_fails_a_health_checks_failed_line_fails_and_the_
     assert nhc.verdict is Verdict.FAIL
     peer = explain_text(text(PUBLIC / "dpkg-install__nvidia-peer-memory-dkms-modprobe-unknown-symbol.txt"))
     assert peer.verdict is Verdict.FAIL and any("nv_peer_mem" in f.message for f in peer.findings)
+
+
+def test_a_node_agents_xid_condition_is_judged_by_the_xid_table():
+    """Held-out round 270 (real, the EKS node monitoring agent's AcceleratedHardwareReady condition): "False
+    reason=NvidiaXID79Error msg=detected XID-79 ..." is Xid 79 (fell off the bus): fail."""
+    r = explain_text(text(PUBLIC / "kubectl-get-node__zenn-eks-nma-accelerated-hardware-xid79.txt"))
+    assert r.verdict is Verdict.FAIL and "Xid 79" in r.findings[0].message

@@ -252,8 +252,8 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
     rates = Counter(p.rate_gbit_s for p in active_fabric if p.rate_gbit_s is not None)
     summary = ", ".join(f"{n} x {_rate_s(r, layer)}" for r, n in sorted(rates.items(), key=lambda kv: -kv[0]))
     n_judged = len(ports.ports) - len(apart)
-    named = [f"{p.ca}:{p.port}" for p in ports.ports if p not in apart]
-    port_names = f": {', '.join(named)}" if len(named) <= 8 else ""  # the ports by name (efa_0:1, mlx5_0:1), a few only
+    judged_ports = [f"{p.ca}:{p.port}" for p in ports.ports if p not in apart]
+    port_names = f": {', '.join(judged_ports)}" if len(judged_ports) <= 8 else ""  # the ports by name (efa_0:1, mlx5_0:1), a few only
     return [Finding(STATE_ID, Verdict.PASS, (Msg('{n_ports} of {n_ports} ports Active', n_ports=n_judged) + (f" ({summary}{(' ' + layer if layer else '')})" if summary else Msg(' ({value} does not show the rate; `ibstat` does)', value=ports.tool or 'this tool')) + port_names + also), "node",
                     tuple(ln for p in ports.ports for ln in p.lines if "tate" in ln or " ==> " in ln)[:8], "", SRC_STATE)]
 

@@ -1017,7 +1017,7 @@ def network_fs_findings(log: KernelLog) -> list[Finding]:
             what = (f"{m.group('target')} {m.group('op')} to {m.group('nid')} rc = {m.group('rc')}" if m.group("target")
                     else f"LNet tx to {m.group('nid2')} timed out" if m.group("nid2")
                     else f"{m.group('target2')} lost {m.group('nid3')}" if m.group("target2")
-                    else f"Lustre could not mount {m.group('mount')} (rc = {m.group('rc3')})" if m.group("mount")
+                    else f"llite: Unable to mount {m.group('mount')} (rc = {m.group('rc3')})" if m.group("mount")
                     else f"NFS server {m.group('nfs')} not responding")
             lost.append(what)
             back = False

@@ -1008,15 +1008,22 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
              ln not in lg.ib_open_failed and not _INFO_WARN.search(ln)]
     returned = [(ln, c) for ln, c in lg.return_chains if c in NCCL_RESULTS and c != 0]
     fallback = [ln for ln in other if _COLLNET_FALLBACK.search(ln)]
+    collnet = [ln for ln in other if _COLLNET_WORDS.search(ln)]
+    implied = not fallback and bool(collnet) and len(collnet) == len(other)
+    if implied:  # only SHARP's set-up errors: NCCL's collNetSetup then falls back to its p2p network
+        fallback = collnet[:1]  # (transport.cc: "Cannot initialize CollNet, using point-to-point network instead")
     if fallback:  # SHARP/CollNet could not start and NCCL said it goes on without it: its errors are that, not a fault
-        collnet = [ln for ln in other if _COLLNET_WORDS.search(ln)]
         other = [ln for ln in other if ln not in collnet]
         if not other:
             returned = []
         findings.append(Finding("multinode.transport", Verdict.WARN,
-                                Msg("SHARP in-network reduction (CollNet) could not start ('{first}'), and NCCL carries "
-                                    "on over its point-to-point network ('{fallback}'): collectives work, without the "
-                                    "switch offload", first=_warn_text(collnet[0]), fallback=_warn_text(fallback[0])),
+                                (Msg("SHARP in-network reduction (CollNet) could not start ('{first}'); NCCL then "
+                                     "carries on over its point-to-point network (its 'Cannot initialize CollNet' line "
+                                     "is not in this excerpt): collectives work, without the switch offload",
+                                     first=_warn_text(collnet[0])) if implied else
+                                 Msg("SHARP in-network reduction (CollNet) could not start ('{first}'), and NCCL carries "
+                                     "on over its point-to-point network ('{fallback}'): collectives work, without the "
+                                     "switch offload", first=_warn_text(collnet[0]), fallback=_warn_text(fallback[0]))),
                                 subject, tuple(dict.fromkeys(collnet[:3] + fallback[:1])),
                                 "If SHARP is wanted, run the Aggregation Manager (sharp_am, with UFM or on the subnet "
                                 "manager's host) and check `sharp_hello`/the SHARP plugin from HPC-X on the nodes; if not, "

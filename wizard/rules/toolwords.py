@@ -154,7 +154,10 @@ _BENIGN = lazy_re(r"\b0 (?:errors?|failed)\b|\bno errors?\b|\bfailed:? 0\b|\berr
                   # PMIx's shared-memory data store lock message, printed by every rank of an Open MPI 4 job when its
                   # dstore lock is torn down; the job's own results are unaffected (held-out round 242: complete
                   # nccl-tests runs under it); PMIX_MCA_gds=hash silences it
-                  r"|PMIX ERROR: ERROR in file gds_ds12_lock_pthread\.c", re.I)
+                  r"|PMIX ERROR: ERROR in file gds_ds12_lock_pthread\.c"
+                  # kata-agent retrying while the host generates the CDI spec ("waiting for CDI spec(s) to be generated
+                  # (39 of 100 max tries) ... unresolvable CDI devices"): a wait in progress, not its failure
+                  r"|waiting for CDI spec\(s\) to be generated", re.I)
 
 
 # ------------------------------------------------------------------ the CUDA driver chain is not reachable
@@ -363,11 +366,12 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
             "LD_LIBRARY_PATH / ldconfig); check that `nvidia-smi` sees the GPUs."), SRC_NO_GPU_BUILD, quoted))
     libs = [(m, ln.strip()) for ln in lines for m in [_CUDA_LIB_MISSING.search(ln)] if m]
     if libs and not (nogpu or cudart):
-        lib = libs[0][0].group(1)
+        missing_lib = libs[0][0].group(1)
         out.append(ChainWords(
             "cuda_lib_missing", Verdict.FAIL,
             Msg("{who} could not load the CUDA library {lib} (the dynamic loader found no such file): a CUDA library "
-                "its build needs is not installed where it runs, so its GPU work cannot start", who=who, lib=lib),
+                "its build needs is not installed where it runs, so its GPU work cannot start", who=who,
+                lib=missing_lib),
             N_("Install the CUDA libraries of the CUDA major version the program was built for (the CUDA toolkit's "
                "lib64, or the matching nvidia-* pip wheels such as nvidia-cuda-nvrtc-cu12, nvidia-cublas-cu12), make "
                "them findable (`ldconfig -p | grep <lib>`, LD_LIBRARY_PATH), and keep the driver at least that CUDA's "
@@ -480,9 +484,10 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
     return out
 
 
-_XID_SAID = lazy_re(r"\bXid\s*[=:]?\s*\(?(\d{1,3})\b")
+_XID_SAID = lazy_re(r"\bXid\s*[=:]?\s*\(?(\d{1,3})\b|\bXID-(\d{1,3})\b|\bNvidiaXID(\d{1,3})Error\b")
 """A program naming an NVIDIA Xid it saw (the Kubernetes device plugin's "XidCriticalError: Xid=69 on Device=GPU-...",
-DCGM's and node agents' "Xid 79"); the kernel's own NVRM lines are the kernel log's kind."""
+DCGM's and node agents' "Xid 79", the EKS node monitoring agent's "NvidiaXID79Error ... detected XID-79"); the kernel's
+own NVRM lines are the kernel log's kind."""
 _UNHEALTHY = lazy_re(r"\bdevice marked unhealthy\b|\bmarked (?:the )?(?:GPU|device) unhealthy\b|"
                         r"\bthe device will go unhealthy\b", re.I)
 """The NVIDIA Kubernetes device plugin taking a GPU out of service ("'nvidia.com/gpu' device marked unhealthy: GPU-...";
@@ -496,7 +501,8 @@ def _xid_and_unhealthy(lines: list[str]) -> Finding | None:
     unhealthy (fail: the GPU is out of service); ``None`` when the lines say neither."""
     from wizard.rules.xid import SEVERITY_VERDICT, severity_rows, xid_rows
 
-    xids = [(int(m.group(1)), ln.strip()) for ln in lines for m in [_XID_SAID.search(ln)] if m]
+    xids = [(int(m.group(1) or m.group(2) or m.group(3)), ln.strip()) for ln in lines for m in [_XID_SAID.search(ln)]
+            if m]
     sick = [ln.strip() for ln in lines if _UNHEALTHY.search(ln)]
     if not xids and not sick:
         return None
