@@ -817,3 +817,15 @@ def test_sharp_set_up_errors_alone_are_the_collnet_fallback_even_when_its_line_i
     r = explain_text(text(PUBLIC / "nccl-debug__azure-nd96amsr-a100-8node-bert-sharp-am-missing.txt"))
     assert r.verdict is Verdict.WARN
     assert any("'Cannot initialize CollNet' line is not in this excerpt" in f.message for f in r.findings)
+
+
+def test_mlperf_run_stop_success_passes_and_the_warnings_after_it_are_teardown():
+    """Held-out rounds 260 and 266 (real MLPerf logs): ':::MLLOG ... "key": "run_stop" ... "status": "success"' says
+    the run met its target: a pass; NCCL's proxy WARNs printed after it (processes exiting without
+    destroy_process_group) are the teardown, not judged; a log that is only the run's lines passes on it too."""
+    lora = explain_text(text(PUBLIC / "nccl-debug__mlperf-oracle-8x8-h100-llama2-lora-run-stop-teardown-warns.txt"))
+    assert lora.verdict is Verdict.PASS
+    (f,) = [f for f in lora.findings if "run_stop" in f.message]
+    assert "12 NCCL warning(s) after it are the job's teardown" in f.message
+    bert = explain_text(text(PUBLIC / "training-log__mlperf-dell-xe9680l-8x-b200-bert-run-stop-success-tcpstore-teardown.txt"))
+    assert bert.verdict is Verdict.PASS and any("run_stop with status success" in f.message for f in bert.findings)

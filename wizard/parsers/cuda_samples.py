@@ -717,3 +717,49 @@ def detect_cuda_sample(text: str) -> float:
     if _ANY_START.search(text) and (_ANY_DONE.search(text) or _ANY_ERROR.search(text)):
         return 0.8
     return 0.0
+
+
+# ------------------------------------------------------------------ IBM Autopilot's health-check log
+
+
+@dataclass(frozen=True)
+class AutopilotChecks:
+    """What IBM Autopilot's health-check log (its glog lines, ``kubectl logs`` of an autopilot pod) reports:
+    ``pciebw``: (node, GPU index, host-to-device GB/s, line) per "Observation:" after "GPU PCIe BW test completed";
+    ``remapped``: (node, GPU index, remapped rows, line) per "Observation:" after "Remapped Rows check test completed"
+    (IBM/autopilot README, health checks pciebw and remapped; https://github.com/IBM/autopilot)."""
+
+    pciebw: list[tuple[str, int, float, str]] = field(default_factory=list)
+    remapped: list[tuple[str, int, int, str]] = field(default_factory=list)
+
+
+_AP_SECTION = lazy_re(r"\] (GPU PCIe BW test completed|Remapped Rows check test completed):")
+_AP_OBS = lazy_re(r"\] Observation: (\S+) (\d{1,3}) (\d{1,6}(?:\.\d{1,4})?)\s*$")
+
+
+def parse_autopilot(text: str) -> AutopilotChecks:
+    """Read Autopilot's pciebw and remapped observations; never raises (lines of other checks are left out)."""
+    out = AutopilotChecks()
+    section = ""
+    for ln in text.splitlines()[:20000]:
+        m = _AP_SECTION.search(ln)
+        if m:
+            section = "pciebw" if m.group(1).startswith("GPU PCIe") else "remapped"
+            continue
+        o = _AP_OBS.search(ln)
+        if o and section == "pciebw":
+            out.pciebw.append((o.group(1), sat_int(o.group(2)), float(o.group(3)), ln.strip()))
+        elif o and section == "remapped" and "." not in o.group(3):
+            out.remapped.append((o.group(1), sat_int(o.group(2)), sat_int(o.group(3)), ln.strip()))
+        elif not o and "Observation:" not in ln and "Running health check" in ln:
+            section = ""
+    return out
+
+
+def detect_autopilot(text: str) -> float:
+    """0.9 for IBM Autopilot's health-check log with pciebw or remapped observations."""
+    head = text[:50000]
+    if "Observation:" not in head or not _AP_SECTION.search(head):
+        return 0.0
+    r = parse_autopilot(head)
+    return 0.9 if r.pciebw or r.remapped else 0.0

@@ -1022,3 +1022,60 @@ def judge_cuda_sample_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         if f is not None:
             out.append(f)
     return out
+
+
+# ------------------------------------------------------------------ IBM Autopilot's health-check log
+
+SRC_AUTOPILOT = ("IBM Autopilot README, health checks pciebw (host-to-device bandwidth per GPU) and remapped (NVIDIA "
+                 "row remapping count per GPU) (https://github.com/IBM/autopilot); NVIDIA GPU memory error management, "
+                 "row remapping (https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/)")
+AUTOPILOT_PCIE_FRACTION = 0.5
+"""A GPU whose host-to-device bandwidth is below half the median of the node's GPUs fails: its PCIe path trained down
+or is shared (the other GPUs show what the slot generation gives); bringup's judgement, as for P2P pairs."""
+
+
+def judge_autopilot_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """IBM Autopilot's log -> ``gpu.host_bandwidth`` (pciebw: a GPU below :data:`AUTOPILOT_PCIE_FRACTION` of the
+    node's median fails, else pass with the range) and ``health.row_remap`` (remapped rows above 0 warn: the GPU spent
+    spare rows on memory errors; 0 passes)."""
+    from wizard.parsers.cuda_samples import parse_autopilot
+
+    r = parse_autopilot(text)
+    out: list[Finding] = []
+    if r.pciebw:
+        vals = [v for _, _, v, _ in r.pciebw]
+        median = statistics.median(vals)
+        slow = [(n, g, v, ln) for n, g, v, ln in r.pciebw if v < AUTOPILOT_PCIE_FRACTION * median]
+        nodes = sorted({n for n, _, _, _ in r.pciebw})
+        if slow:
+            out.append(Finding("gpu.host_bandwidth", Verdict.FAIL,
+                               Msg("Autopilot's PCIe bandwidth check: {gpus} under half the median {median:g} GB/s of "
+                                   "the node's GPUs: that GPU's PCIe path trained down or is shared",
+                                   gpus=", ".join(f"GPU {g} {v:g} GB/s" for _, g, v, _ in slow), median=median),
+                               slow[0][0], tuple(ln for *_, ln in slow[:4]),
+                               "Check that GPU's link under load (`nvidia-smi -q -d PCIE`: Link Gen and Width current "
+                               "vs max; `lspci -vv` LnkSta of the GPU and the switch port above it), reseat it and its "
+                               "riser, and rerun the check.", SRC_AUTOPILOT))
+        else:
+            out.append(Finding("gpu.host_bandwidth", Verdict.PASS,
+                               Msg("Autopilot's PCIe bandwidth check: {n} GPU(s) at {lo:g}-{hi:g} GB/s host-to-device, "
+                                   "none under half the median", n=len(vals), lo=min(vals), hi=max(vals)),
+                               nodes[0] if len(nodes) == 1 else "host", tuple(ln for *_, ln in r.pciebw[:3]), "",
+                               SRC_AUTOPILOT))
+    if r.remapped:
+        bad = [(n, g, c, ln) for n, g, c, ln in r.remapped if c > 0]
+        if bad:
+            out.append(Finding("health.row_remap", Verdict.WARN,
+                               Msg("Autopilot's remapped-rows check: {gpus} spent spare rows on memory errors; watch "
+                                   "for more (and for pending or failed remaps in `nvidia-smi -q -d ROW_REMAPPER`)",
+                                   gpus=", ".join(f"GPU {g} {c}" for _, g, c, _ in bad)),
+                               bad[0][0], tuple(ln for *_, ln in bad[:4]),
+                               "Read `nvidia-smi -q -d ROW_REMAPPER,ECC` on that GPU: a pending remap needs a GPU "
+                               "reset, a failed one or many remaps an RMA.", SRC_AUTOPILOT))
+        else:
+            out.append(Finding("health.row_remap", Verdict.PASS,
+                               Msg("Autopilot's remapped-rows check: 0 remapped rows on {n} GPU(s)", n=len(r.remapped)),
+                               "host", tuple(ln for *_, ln in r.remapped[:3]), "", SRC_AUTOPILOT))
+    return out or [Finding("gpu.host_bandwidth", Verdict.UNKNOWN, N_("an Autopilot log without pciebw or remapped "
+                                                                     "observations"), "host",
+                           tuple(text.strip().splitlines()[:3]), "", SRC_AUTOPILOT)]

@@ -1004,8 +1004,10 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "consequence; fix the first error, then check Xid/ECC on that GPU.", SRC_E6))
     counted = (set(lg.nvls_failures) | set(lg.cuda_failures) | {ln for _, ln in lg.completion_errors}
                | {ln for _, ln in lg.setup_failures})
+    stop = _RUN_STOP_OK.search(text)  # MLPerf's logging: the run ended and said it met its target
+    after_stop = {ln for ln in lg.warn_lines if stop and text.find(ln) > stop.start()}  # the job's teardown
     other = [ln for ln in lg.warn_lines if ln not in counted and ln not in lg.ibverbs_missing and
-             ln not in lg.ib_open_failed and not _INFO_WARN.search(ln)]
+             ln not in lg.ib_open_failed and not _INFO_WARN.search(ln) and ln not in after_stop]
     returned = [(ln, c) for ln, c in lg.return_chains if c in NCCL_RESULTS and c != 0]
     fallback = [ln for ln in other if _COLLNET_FALLBACK.search(ln)]
     collnet = [ln for ln in other if _COLLNET_WORDS.search(ln)]
@@ -1104,6 +1106,16 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
         findings.append(Finding("node.nccl_errors", Verdict.PASS,
                                 ((Msg('NCCL communicator initialised (Init COMPLETE) on {value} rank(s) shown', value=len(ranks) or len(lg.init_complete)) if ranks or any(('Init COMPLETE' in ln for ln in lg.init_complete)) else Msg("NCCL connected its rings/trees ({n_init_complete} 'Connected all' line(s))", n_init_complete=len(lg.init_complete))) + (Msg(' of {n}', n=n) if n else '') + Msg(', with no NCCL warning or error')),
                                 subject, tuple(lg.init_complete[:3]), "", SRC_E1))
+    if stop and not any(f.verdict is Verdict.FAIL for f in findings):
+        findings.append(Finding("node.nccl_errors", Verdict.PASS,
+                                Msg("the run logged MLPerf's run_stop with status success: the training job finished "
+                                    "and met its target{teardown}", teardown=Msg(
+                                        "; the {n} NCCL warning(s) after it are the job's teardown (processes exiting "
+                                        "without destroy_process_group), not judged", n=len(after_stop))
+                                    if after_stop else ""), subject,
+                                (stop.group(0)[:200],) + tuple(sorted(after_stop, key=text.find)[:2]), "",
+                                f"{SRC_E1}; MLPerf logging (mllog: run_start/run_stop, metadata status "
+                                "success/aborted), https://github.com/mlcommons/logging"))
     if not findings:
         findings.append(Finding("node.nccl_errors", Verdict.UNKNOWN,
                                 "NCCL log without a transport choice, errors or warnings in it", subject,
@@ -1413,6 +1425,9 @@ _MPI_LAUNCH_FAILED = lazy_re(r"mpirun was unable to (?:launch|start) the specifi
 the specified application as it could not access or execute an executable", the daemon start failures of ORTE/PRRTE)."""
 
 
+_RUN_STOP_OK = lazy_re(r':::MLLOG \{[^\n]*"key": "run_stop"[^\n]*"status": "success"[^\n]*')
+"""MLPerf's mllog line that ends a run that reached its quality target (mlcommons/logging: run_stop, metadata
+status "success", else "aborted")."""
 _COLLNET_FALLBACK = lazy_re(r"Cannot initialize CollNet, using point-to-point network instead")
 _COLLNET_WORDS = lazy_re(r"SHARP|SHArP|CollNet|sharp_plugin|coll_net", re.I)
 _INFO_WARN = lazy_re(r"MSCCL\+\+: Cannot enable MSCCL\+\+; environment is not MSCCL compatible")
