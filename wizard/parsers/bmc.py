@@ -367,7 +367,7 @@ def parse_sel(text: str) -> SelFacts:
 
 def detect_sel(text: str) -> float:
     """Confidence that ``text`` is ``ipmitool sel elist`` / ``sel list`` output, or FreeIPMI's ``ipmi-sel``."""
-    lines = [ln.strip() for ln in text.splitlines()[:2000] if ln.strip()]
+    lines = [ln.strip() for ln in text[:400_000].splitlines()[:2000] if ln.strip()]
     if not lines:
         return 0.0
     if _VERBOSE_RECORD.match(lines[0]) and any(ln.startswith(("Event Direction", "Description")) for ln in lines[:20]):
@@ -389,6 +389,9 @@ def detect_sel(text: str) -> float:
                 any(c.lower() in ("asserted", "deasserted") for c in cols[4:]) or split_sensor(cols[3])[0]):
             hits += 1
     if not hits:  # a BMC web interface's or ipmiutil's event lines: at least half of the lines
+        if len(lines) > 40 and not any("|" not in ln and (_WEB_EVENT.match(ln) or _IPMIUTIL.search(ln)
+                                                         or ln.startswith("RecId Date/Time")) for ln in lines[:20]):
+            return 0.0  # cheap first: such a list starts with its events, not 20 lines of something else
         misses, allowed = 0, 0.5 * len(lines)
         for ln in lines:
             if not ("|" not in ln and (_WEB_EVENT.match(ln) or _IPMIUTIL.search(ln) or ln.startswith("RecId Date/Time"))):

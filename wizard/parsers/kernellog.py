@@ -1166,7 +1166,8 @@ def detect_kernel_log(text: str) -> float:
     """Confidence (0..1) that ``text`` is a kernel log. Lines with a kernel-log prefix
     (dmesg stamps, ``host kernel:``, ``kern:``) and kernel-message signatures (``NVRM:``,
     ``EDAC``, ``AER``, ``[Hardware Error]``) count."""
-    lines = [ln for ln in text.splitlines()[:1000] if ln.strip()][:600]  # the head decides; a long output costs no more
+    lines = [ln for ln in text[:400_000].splitlines()[:1000] if ln.strip()][:600]  # the head decides; a long output
+    # costs no more
     if not lines:
         return 0.0
     if sum(1 for ln in lines if _NV_DAEMON_RECORD.match(ln)) * 2 >= len(lines):

@@ -362,5 +362,9 @@ def parse_training_log(text: str) -> TrainingLog:
 def detect_training_log(text: str) -> float:
     """0.6 for a training job's log with two or more step lines carrying a loss or a throughput (below the kinds that
     judge an error in the same paste)."""
-    t = parse_training_log("\n".join(text.splitlines()[:2000]))
+    head = text[:400_000]
+    low = head.lower()
+    if not any(w in low for w in ("step", "iteration", "loss:", "timer.py")):  # cheap first: _TL_STEP's words
+        return 0.0
+    t = parse_training_log("\n".join(head.splitlines()[:2000]))
     return 0.6 if len({s for s, _, _ in t.steps}) >= 2 else 0.0

@@ -330,8 +330,7 @@ def detect_sinfo(text: str) -> float:
         return 0.95
     if "NODELIST" not in head.upper():
         lines = [ln for ln in head.splitlines() if ln.strip()]
-        rows = sum(1 for ln in lines if _R_ROW.match(ln.strip()))
-        if lines and rows == len(lines):
+        if lines and all(_R_ROW.match(ln.strip()) for ln in lines):  # stops at the first line that is not a row
             return 0.8
         if lines and all(_default_row(ln) is not None for ln in lines):
             return 0.8  # plain sinfo's rows without the header, one line or more
