@@ -968,3 +968,15 @@ def test_an_optional_gpu_module_that_will_not_load_warns_naming_what_is_lost():
     GPUDirect Storage, the GPUs work: warn; the peer-memory module (GPUDirect RDMA) still fails (test above)."""
     f = _found("dmesg__nvidia-fs-gpl-only-symbols-unknown-p2p.txt", "health.driver_conflict")
     assert f.verdict is Verdict.WARN and "no GPUDirect Storage" in f.message
+
+
+def test_a_clean_log_names_the_driver_its_banner_loaded_open_module_and_modeset_banners_too():
+    """Held-out rounds 250 and 259 (real): the open module's "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64
+    590.48.01" and, without an NVRM banner, nvidia-modeset's "Loading NVIDIA Kernel Mode Setting Driver for UNIX
+    platforms 535.104.12" are the driver a clean log's pass says was loaded."""
+    from wizard.explain import explain_text
+
+    for name, version in (("dmesg__msi-laptop-rtx4050-open-590-nvidia-load-acpi-dsm-notes.txt", "590.48.01"),
+                          ("dmesg__eks-gpu-node-new-ami-535.104.12-unsigned-module-clean-load.txt", "535.104.12")):
+        r = explain_text(text(PUBLIC / name))
+        assert r.verdict is Verdict.PASS and f"NVIDIA driver {version} loaded" in r.findings[0].message, name

@@ -218,14 +218,18 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
     return findings
 
 
-_NVRM_LOADED = lazy_re(r"NVRM: loading NVIDIA UNIX (?:Open Kernel Module for )?\S+ Kernel Module\s+(\d+\.\d+(?:\.\d+)?)")
+_NVRM_LOADED = lazy_re(r"NVRM: loading NVIDIA UNIX (?:Open Kernel Module for \S+|\S+ Kernel Module)\s+(\d+\.\d+(?:\.\d+)?)"
+                       r"|nvidia-modeset: Loading NVIDIA Kernel Mode Setting Driver for UNIX platforms\s+(\d+\.\d+(?:\.\d+)?)")
+"""The driver's load banner: the proprietary module's "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.90.07", the
+open module's "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  590.48.01", or nvidia-modeset's own banner
+where the NVRM one is not in the paste."""
 _NVSWITCH_PROBE = lazy_re(r"nvidia-nvswitch: Probing device (\S+?),")
 
 
 def _shown(log: KernelLog) -> str:
     """"; it shows: NVIDIA driver 550.90.07 loaded, 8 GPU(s), 4 NVSwitch(es) probed": what a clean log proves came up,
     so a pass says what it rests on ("" when the log shows none of these)."""
-    drv = next((m.group(1) for r in log.records for m in [_NVRM_LOADED.search(r.msg)] if m), "")
+    drv = next((m.group(1) or m.group(2) for r in log.records for m in [_NVRM_LOADED.search(r.msg)] if m), "")
     switches = {m.group(1) for r in log.records for m in [_NVSWITCH_PROBE.search(r.msg)] if m}
     parts = ([Msg("NVIDIA driver {v} loaded", v=drv)] if drv else []) + (
         [Msg("{n} GPU(s)", n=len(log.gpus))] if log.gpus else []) + (

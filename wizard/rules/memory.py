@@ -243,8 +243,8 @@ def row_remap(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                measured=remaps))
         else:
             ok.append((g, "", lines[:4], remaps if corr is not None or unc is not None else None))
-    out += _pass_group("health.row_remap", ok, N_("no row remaps done or pending"),
-                       N_("no row remaps done or pending on {n} GPUs"), SRC_B7, total=len(doc.gpus))
+    out += _pass_group("health.row_remap", ok, N_("no remapped rows, none pending"),
+                       N_("no remapped rows, none pending, on {n} GPUs"), SRC_B7, total=len(doc.gpus))
     return out
 
 
