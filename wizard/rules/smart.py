@@ -261,7 +261,8 @@ def _judge_device(d: SmartDevice) -> Finding:
     msg = joined("; ", said) + ((" (" + joined("; ", notes) + ")") if notes else "")
     if d.overall is True and verdict is not Verdict.PASS:
         msg = msg + Msg(", although its overall self-assessment says PASSED")
-    link_only = (link_slow or crc is not None) and len(warns) == 1 + (link_slow and crc is not None) and not fails
+    link_warns = int(link_slow) + int(crc is not None)  # the SATA link's own warnings: its rate, its CRC errors
+    link_only = not fails and link_warns > 0 and len(warns) == link_warns
     if link_only:
         sources.append(SRC_SATA)
     return Finding(SMART_ID, verdict, msg, subject, tuple(dict.fromkeys(x for x in ev if x))[:8],
