@@ -44,8 +44,18 @@ RELAY = textwrap.dedent('''\
         with open(log, "a") as fh:
             fh.write(f"{what} {host}:{port} {time.monotonic():.6f}\\n")
 
+    ENDING = threading.Lock()
+
+    def end(*_):
+        """Note the end once and exit: ssh's SIGHUP and the server closing can come together, and only the first of
+        the two writes (a second 'end' line made the log show more connections closed than opened)."""
+        if ENDING.acquire(blocking=False):
+            note("end")
+            os._exit(0)
+        threading.Event().wait()  # the other one is noting the end and exits the process
+
     note("start")
-    signal.signal(signal.SIGHUP, lambda *_: (note("end"), os._exit(0)))  # ssh ends its ProxyCommand with SIGHUP
+    signal.signal(signal.SIGHUP, end)  # ssh ends its ProxyCommand with SIGHUP
     s = socket.create_connection((host, port))
 
     def down():
@@ -61,8 +71,7 @@ RELAY = textwrap.dedent('''\
                 first = False
         except OSError:
             pass
-        note("end")
-        os._exit(0)
+        end()
 
     threading.Thread(target=down, daemon=True).start()
     while True:
