@@ -761,3 +761,39 @@ def test_host_banners_split_a_fleet_sweep_but_section_titles_do_not():
         True, True, False, False, False, False]
     titles = "=== GPU Identity ===\nGPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\n=== Clock Speeds ===\nx\n"
     assert len(split_parts(titles)) == 1
+
+
+def test_an_elision_mark_is_not_a_kernel_line():
+    """Held-out round 275 (real): the '[...]' an author put between NVLink lines matched dmesg's stamp pattern, was
+    split off as a kernel log, and the nvlink -s listing lost its elision: '2 of 18 links active' failed. The mark
+    stays with the listing, which is then unknown (links elided), not failed."""
+    r = explain_text(text(PUBLIC / "nvidia-smi-nvlink__ml-engineering-h100-status-elided.txt"))
+    assert r.verdict.value == "unknown" and "elides links" in r.findings[0].message
+
+
+def test_an_environment_report_and_the_topology_under_it_are_two_outputs():
+    """Held-out round 273 (real): sglang.check_env ends with 'NVIDIA Topology:' and the matrix; the whole was read as
+    nvidia-smi topo -m (the report's A40 and driver unread). The report is read as the report, the matrix as the
+    matrix."""
+    r = explain_text(text(PUBLIC / "collect-env__sglang-check-env-a40-single.txt"))
+    assert r.kind == "cuda-env-report+nvidia-smi-topo-m"
+    assert any("NVIDIA A40" in f.message for f in r.findings if f.id == "driver.cuda_env")
+
+
+def test_torchrun_agent_lines_in_an_nccl_log_are_judged_as_the_launcher():
+    """Held-out round 284 (real): after NCCL came up, torchrun's agent reported local_rank 2 'failed (exitcode: -9)';
+    the log passed as 'NCCL communicator initialised'. The agent's lines are the launcher's output: SIGKILL said."""
+    r = explain_text(text(PUBLIC / "nccl-debug__4x-init-complete-then-rank-sigkill.txt"))
+    assert r.kind == "nccl-debug+launcher"
+    assert [f.verdict.value for f in r.findings if f.id == "node.rank_exit"] == ["warn"]
+
+
+def test_launcher_and_log_collector_prefixes_are_not_output():
+    """ssh's 'Warning: Permanently added ... to the list of known hosts.' (mpirun over ssh: held-out round 283) is
+    launch noise, and a stern/kubectl --prefix 'POD CONTAINER ' tag on every line (round 288) is removed, so the
+    nvidia-smi relayed by the GPU Operator's driver manager is read."""
+    r = explain_text(text(PUBLIC / "nccl-debug__p5-2node-h100-efa-ofi-init-32-nics.txt"))
+    assert r.kind == "nccl-tests" and not any(f.id == "explain.unrecognised_part" for f in r.findings)
+    smi = explain_text(text(PUBLIC / "nvidia-smi__gpu-operator-driver-manager-grid-a100d-4c-vgpu-525.txt"))
+    assert smi.kind == "nvidia-smi" and smi.verdict.value == "pass"
+    assert clean("[pod/p/ctr0] GPU 0: A\n[pod/p/ctr1] GPU 0: A\n[pod/p/ctr1] x\n").startswith("GPU 0: A\nGPU 0: A")

@@ -33,8 +33,8 @@ ANSI_RE = lazy_re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|
 """Terminal escape sequences (colour from ``grep --color``, ``ls``, ``nvidia-smi`` in a tty)."""
 
 KERNEL_LINE_RE = lazy_re(
-    r"^\s*\[\s*[+\d.]+\](?!\s+\[[\w.-]+:\d+:\d+\])"           # dmesg [  12.345678], dmesg -H [  +0.000844]; not UCX's
-    # "[1668693503.473099] [host:pid:tid] ..." log lines
+    r"^\s*\[\s*\+?[\d.]*\d[\d.]*\](?!\s+\[[\w.-]+:\d+:\d+\])"  # dmesg [  12.345678], dmesg -H [  +0.000844]; not UCX's
+    # "[1668693503.473099] [host:pid:tid] ..." log lines, nor a paste's "[...]" (held-out round 275)
     r"|^\s*\[[A-Z][a-z]{2}[ A-Za-z0-9:+.]*\]\s"             # dmesg -T/-H [Sun Feb 23 16:24:18 2025], [May19 19:57]
     r"|^\S+\s+kernel:\s"                                   # "host kernel: ..."
     r"|^(?:[A-Z][a-z]{2}\s+\d{1,2}\s+[\d:.]+|\d{4}-\d\d-\d\d[T ][\d:.,+\-Z]+)\s+\S+\s+kernel:\s"  # syslog / journalctl
@@ -166,7 +166,11 @@ src/salloc/salloc.c and src/srun/). Dropped before reading, so the output after 
 _LOG_PREFIX = lazy_re(r"^\((?:[\w.\-]+(?:,[ ]*|[ ]+))?(?:rank=\d+,[ ]*)?pid=\d+(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?"
                          r"|^\(raylet(?:,[ ]*ip=[\w.:\-]+)?\)[ ]?"
                          r"|^[ \t]{0,8}\[\d+,\d+\]<(?:stdout|stderr)>:[ ]?"  # indented too (a Markdown list)
-                         r"|^\[(?:default|rank)\d+\]:[ ]?")
+                         r"|^\[(?:default|rank)\d+\]:[ ]?"
+                         # kubectl logs --prefix "[pod/NAME/CONTAINER] "; stern's "POD CONTAINER " (pod names end in a
+                         # generated suffix: a daemonset's five characters, a deployment's hash too)
+                         r"|^\[pod/[a-z0-9][a-z0-9.-]*/[a-z0-9][a-z0-9-]*\] "
+                         r"|^[a-z0-9][a-z0-9.-]*-[a-z0-9]{5} [a-z0-9][a-z0-9-]* (?=\S)")
 """The tag a job runner puts before each line it relays from a worker: Ray ``(pid=1234)``, ``(RayWorkerWrapper
 pid=92234, ip=172.19.24.110)``, ``(raylet)``; SkyPilot ``(sky-cmd, pid=13008)``, ``(head, rank=0, pid=5)`` (Ray
 docs, "Configuring Logging": worker log lines are prefixed with the actor name, pid and ip,
@@ -174,7 +178,8 @@ https://docs.ray.io/en/latest/ray-observability/user-guides/configure-logging.ht
 --tag-output`` ``[1,0]<stdout>:`` ([jobid,rank] and the stream, mpirun(1),
 https://docs.open-mpi.org/en/main/man-openmpi/man1/mpirun.1.html); torchrun's ``--tee`` ``[default0]:`` and
 PyTorch's ``[rank0]:`` on a rank's error lines (torch.distributed.elastic, local_ranks_filter / tee,
-https://pytorch.org/docs/stable/elastic/run.html)."""
+https://pytorch.org/docs/stable/elastic/run.html); ``kubectl logs --prefix``'s ``[pod/NAME/CONTAINER]`` (kubectl
+reference) and stern's ``POD CONTAINER`` (held-out round 288: the GPU Operator's driver manager relaying nvidia-smi)."""
 _SRUN_LABEL = lazy_re(r"^[ ]{0,4}\d{1,5}: ")
 """Slurm's ``srun --label`` task id before every line of a task's output (``0: #  size  count ...``; srun(1),
 -l/--label)."""
@@ -315,10 +320,13 @@ a new part (ipmitool's SEL and SDR listings pasted after another output)."""
 
 _LAUNCH_NOISE = lazy_re(r"\s*(?:Authorization required, but no authorization protocol specified|\++ \S.*"
                         r"|Invalid MIT-MAGIC-COOKIE-1 key"
+                        r"|Warning: Permanently added '[^']+' \([\w-]+\) to the list of known hosts\."
                         r"|\[[\w.-]+:\d+\] PMIX ERROR: ERROR in file gds_ds12_lock_pthread\.c at line \d+)\s*$")
 """Lines a launcher's environment prints around a job's output that say nothing about it: Xlib's refusal of an X11
 display the remote shell forwarded (a DISPLAY set without its cookie), and PMIx's shared-memory store lock message
-(wizard/rules/toolwords.py's benign words), and the shell's own echo of the command it runs (``set -x``: "+ srun ...")."""
+(wizard/rules/toolwords.py's benign words), the shell's own echo of the command it runs (``set -x``: "+ srun ..."),
+and ssh's note that it recorded a node's host key ("Warning: Permanently added 'node' (ED25519) to the list of known
+hosts.", mpirun starting ranks over ssh: held-out round 283)."""
 _IMAGE_PULL = lazy_re(
     r"\s*(?:Unable to find image '[^']+' locally|\S+: Pulling from \S+"
     r"|[0-9a-f]{12}: (?:Pull complete|Already exists|Pulling fs layer|Waiting|Download complete|Verifying Checksum"
@@ -364,6 +372,13 @@ def _split_at_markers(first: int, chunk: list[str]) -> list[tuple[int, list[str]
         if i > start and "GPU0" in ln and _next_topo_matrix(chunk[start:i], ln):
             out.append((first + start, chunk[start:i]))
             start = i
+            continue
+        if (i - 1 > start and "GPU0" in ln and _TOPO_M_HEADER.match(ln) and chunk[i - 1].strip() == "NVIDIA Topology:"
+                and any(x.strip() for x in chunk[start:i - 1])):
+            # sglang.check_env ends with the topology matrix under its title: the matrix is its own output, judged as
+            # nvidia-smi topo -m, the report above it as the report it is (held-out round 273)
+            out.append((first + start, chunk[start:i - 1]))
+            start = i - 1
             continue
         if (i > start and "flags=" in ln and _IFCONFIG_START.match(ln)
                 and not any(_IFCONFIG_START.match(x) for x in chunk[start:i])):
@@ -471,8 +486,25 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
                     COMMANDS_SEEN[first + klines[0]] = COMMANDS_SEEN[first]
                     PROMPT_OF[first + klines[0]] = PROMPT_OF.get(first, first)
                 continue
+        elines = [i for i, ln in enumerate(chunk) if _ELASTIC_LINE.search(ln)]
+        if elines and len(elines) < sum(1 for ln in chunk if ln.strip()):
+            eset = set(elines)
+            rest = [chunk[i] for i in range(len(chunk)) if i not in eset]
+            kind, score = detect("\n".join(rest))
+            if kind is not None and kind.name != "launcher" and score >= 0.5:
+                # torchrun's elastic agent reporting a rank's end among that job's NCCL log (held-out round 284: NCCL
+                # came up, then local_rank 2 was killed, exitcode -9): the agent's lines are the launcher's output,
+                # judged as such, the rest as what it is
+                parts.append((first, rest))
+                parts.append((first + elines[0], [chunk[i] for i in elines]))
+                continue
         parts.append((first, chunk))
     return parts
+
+
+_ELASTIC_LINE = lazy_re(r"torch/distributed/elastic/(?:multiprocessing|agent)/\S+\.py:\d+\]")
+"""A log line of torchrun's elastic agent (glog-style ``E0715 08:53:42.146000 ... torch/distributed/elastic/
+multiprocessing/api.py:826] failed (exitcode: -9) local_rank: 2 ...``)."""
 
 
 def _merge_same_kind(parts: list[Part]) -> list[Part]:

@@ -341,8 +341,8 @@ def _build_kinds() -> dict[str, Kind]:
          pasted.fabric_judge_perftest, ("ib_write_bw -d mlx5_0 -s 8388608 <server>",)),
     Kind("perfquery", "perfquery [-x], ibdiagnet2.pm or the kernel's /sys/class/infiniband counters files (InfiniBand port error and traffic counters)", p_fabric.detect_perfquery,
          pasted.fabric_judge_perfquery, ("perfquery -x",)),
-    Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus / rdma link / ibdev2netdev (InfiniBand/RoCE port state, rate, "
-         "link layer)", p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports,
+    Kind("ib-ports", "ibstat / ibv_devinfo / ibstatus / rdma link / ibdev2netdev / ibv_devices (InfiniBand/RoCE port "
+         "state, rate, link layer; the RDMA devices)", p_fabric.detect_ib_ports, pasted.fabric_judge_ib_ports,
          ("ibstat", "ibv_devinfo", "ibstatus", "rdma link", "ibdev2netdev")),
     Kind("ibnetdiscover", "ibnetdiscover (the InfiniBand fabric's topology: each switch's and HCA's linked ports, "
          "their LIDs and rates)", p_fabric.detect_ibnetdiscover, pasted.fabric_judge_ibnetdiscover, ("ibnetdiscover",)),
@@ -388,6 +388,8 @@ def _build_kinds() -> dict[str, Kind]:
         ("cat /etc/os-release",)),
     # wizard/parsers/hosttools.py detects; wizard/rules/pasted.py judges
     Kind("free", "free (-h, -b or KiB)", p_hosttools.detect_free, host.judge_free_text, ("free -h", "free -b")),
+    Kind("meminfo", "/proc/meminfo (memory and swap in kB, pages the kernel took out of use)", p_host.detect_meminfo,
+        host.judge_meminfo_text, ("cat /proc/meminfo",)),
     Kind("top-memory", "top's memory summary (Mem and Swap lines)", p_hosttools.detect_top_memory,
         host.judge_top_text, ("top -b -n 1 | head -5",)),
     Kind("swapon", "swapon --show [--output-all]", p_hosttools.detect_swapon, host.judge_swapon_text,

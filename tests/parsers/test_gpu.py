@@ -299,3 +299,14 @@ def test_parse_gpu_information_never_raises_on_mutations():
         assert all(g.minor is None or g.minor >= 0 for g in info.gpus) and isinstance(info.problems, list)
 
     run()
+
+
+def test_nvidia_smi_l_counts_a_gpu_listed_twice_once():
+    """Held-out round 223 (real): two containers sharing one A100 (a DRA claim) each print 'GPU 0: ... (UUID: X)': one
+    GPU, not two. GPUs with the same index and an empty UUID ('GPU-', a mixed node's K80s) still count apart."""
+    t = text(PUBLIC / "kubectl-logs__dra-driver-shared-a100-two-containers.txt")
+    from wizard.explain import clean
+
+    s = parse_nvidia_smi_l(clean(t))
+    assert len(s.gpus) == 1 and s.gpus[0][2] == "GPU-4404041a-04cf-1ccf-9e70-f139a9b1e23c" and len(s.lines) == 2
+    assert len(parse_nvidia_smi_l("GPU 0: Tesla K80 (UUID: GPU-)\nGPU 1: Tesla K80 (UUID: GPU-)\n").gpus) == 2

@@ -48,3 +48,14 @@ def test_detector_takes_gpu_burn_not_nvidia_smi_l() -> None:
         assert detect_gpu_burn(text(PUBLIC / name)) == 1.0
     smi_l = "GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-69cd4dac-cefb-45e8-9bff-429dfd4bc8c3)\n"
     assert detect_gpu_burn(smi_l) == 0.0 and detect_gpu_burn("") == 0.0
+
+
+def test_gpu_burns_start_line_outranks_the_gpu_listing_it_prints():
+    """Held-out round 277 (real): 'Burning for 10 secs' above 16 'GPU N: ... (UUID: ...)' lines was read as nvidia-smi
+    -L (pass); it is gpu-burn cut before any result (the burn is judged unknown)."""
+    t = text(PUBLIC / "gpu-burn__v100-sxm3-32gb-x16-gpu-list-only.txt")
+    assert detect_gpu_burn(t) == 0.96
+    from wizard.explain import explain_text
+
+    r = explain_text(t)
+    assert r.kind == "gpu-burn" and r.verdict.value == "unknown"

@@ -502,3 +502,12 @@ def test_a_grep_of_nvidia_smi_q_under_a_comment_line_is_read():
 
     r = explain_text((PUBLIC / "nvidia-smi-q-grep-fabric__4xh100-gke-a3-all-completed-success.txt").read_text(), "f")
     assert any(f.id == "health.fabric" and f.verdict.value == "pass" for f in r.findings)
+
+
+def test_a_query_property_is_a_whole_name_not_a_prefix_of_a_word():
+    """Held-out round 280 (real): kubectl get pods' 'NAMESPACE NAME READY STATUS' header scored as a --query-gpu CSV
+    (NAMESPACE began with 'name', a property); properties are whole or continue with '.' or '_'."""
+    from wizard.parsers.smi import csv_header_score
+
+    assert csv_header_score("NAMESPACE, NAME, READY, STATUS, RESTARTS, AGE") == 0.0
+    assert csv_header_score("name, pci.bus_id, clocks_event_reasons.active, clocks.sm [MHz]") == 1.0

@@ -220,3 +220,20 @@ def test_the_node_object_of_kubectl_get_node_yaml_or_json_is_read_as_describe_no
     assert parse_k8s_node(synthetic_not_ready).conditions == {"Ready": "False"}  # type: ignore[union-attr]
     assert explain_text(synthetic_not_ready).verdict is Verdict.FAIL
     assert manifest_as_described("allocatable resources are listed below\n") == ""
+
+
+def test_another_gpu_resource_registered_at_zero_warns():
+    """Held-out round 280 (real): Allocatable with nvidia.com/gpu 1 and a sharing plugin's deepomatic.com/shared-gpu 0
+    passed; the shared resource is registered with nothing in it, so pods asking for it stay Pending: warn naming it."""
+    f = [x for x in explain_text(text(PUBLIC / "kubectl-describe-node__allocatable-shared-gpu-zero-nvidia-gpu-one.txt"))
+         .findings if x.verdict is Verdict.WARN]
+    assert [x.id for x in f] == ["driver.k8s_node"] and "deepomatic.com/shared-gpu is 0" in f[0].message
+
+
+def test_kubectl_get_pods_is_not_a_query_gpu_csv():
+    """Held-out round 280 (real): kubectl get pods' header 'NAMESPACE NAME READY STATUS ...' scored as a --query-gpu
+    CSV header ('NAMESPACE' began with the property 'name'), and the CrashLoopBackOff driver pods passed as '4
+    GPUs'; a property name is whole or followed by '.'/'_'."""
+    r = explain_text(text(PUBLIC / "kubectl-get-pods__gpu-operator-2019-driver-daemonset-crashloop.txt"))
+    assert r.kind == "kubectl-get-pods" and r.verdict is Verdict.FAIL
+    assert "nvidia-driver-daemonset-tm22t CrashLoopBackOff" in r.findings[0].message

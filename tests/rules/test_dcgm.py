@@ -451,3 +451,11 @@ def test_dcgm_exporter_slog_errors_and_skipped_profiling_metrics():
     dcp = explain_text(text(PUBLIC / "dcgm-exporter-log__centos79-k8s120-dcp-module-not-loaded-profiling-skipped.txt"))
     assert dcp.verdict is Verdict.WARN and "no profiling (DCP) metrics" in dcp.findings[0].message  # a monitoring gap
     assert "DCGM_FI_PROF_*" in dcp.findings[0].remedy
+
+
+def test_dcgm_exporter_crash_in_the_go_runtime_is_a_fatal_error():
+    """Held-out round 280 (real): dcgm-exporter started, then 'SIGSEGV: segmentation violation' in
+    dcgmGetDeviceTopology and a goroutine dump: it was read as a clean start (pass); the Go runtime's crash is the
+    process ending: fail, quoting it."""
+    (f,) = explain_text(text(PUBLIC / "dcgm-exporter-log__kind-gpu-operator-sigsegv-device-topology.txt")).findings
+    assert f.id == "driver.dcgm" and f.verdict is Verdict.FAIL and "SIGSEGV: segmentation violation" in f.message

@@ -654,3 +654,54 @@ def test_a_pass_names_the_active_ports_and_fi_info_its_fabric():
     assert efa.verdict is Verdict.PASS and efa.findings[0].message.endswith(": efa_0:1")
     fi = explain_text(text(PUBLIC / "fi_info__p6-b300-efa-direct-16-nics.txt"))
     assert fi.verdict is Verdict.PASS and "fabric efa-direct" in fi.findings[0].message
+
+
+def test_ibv_devices_lists_devices_an_empty_table_fails_and_zero_guids_warn():
+    """Held-out round 278 (real): ibv_devices is read with the port listings (one kind, one state concern): its empty
+    table fails (libibverbs opens no RDMA device), SR-IOV VFs with node GUID 0 warn naming them, and a table of
+    GUIDs passes without claiming the ports are Active."""
+    empty = explain_text(text(PUBLIC / "ibv_devices__arria10-softroce-no-devices.txt"))
+    assert empty.kind == "ib-ports" and empty.verdict is Verdict.FAIL
+    assert "ibv_devices lists no RDMA device" in empty.findings[0].message
+    vfs = explain_text(text(PUBLIC / "ibv_devices__sriov-vfs-zero-node-guid.txt")).findings
+    assert [f.verdict for f in vfs] == [Verdict.WARN] and "2 of the 4" in vfs[0].message
+    assert "(mlx5_2, mlx5_3)" in vfs[0].message
+    ok = fabric.judge_ibv_devices(parse_ib_ports(text(PUBLIC / "ibv_devices__sriov-vfs-zero-node-guid.txt")
+                                                 .replace("0000000000000000", "506b4b0300285040")))
+    assert [f.verdict for f in ok] == [Verdict.PASS] and "not in ibv_devices" in ok[0].message
+
+
+def test_fi_info_link_state_down_fails_and_up_is_said():
+    """fi_info -v's link attribute: FI_LINK_UP is said in the pass (held-out round 278, real); FI_LINK_DOWN fails
+    (synthetic: the same paste with the link down)."""
+    t = text(PUBLIC / "fi_info__slingshot-cxi0-fi-link-up.txt")
+    up = explain_text(t).findings
+    assert [f.verdict for f in up] == [Verdict.PASS] and "link state FI_LINK_UP" in up[0].message
+    down = explain_text(t.replace("FI_LINK_UP", "FI_LINK_DOWN")).findings
+    assert [f.verdict for f in down] == [Verdict.FAIL] and "link state is FI_LINK_DOWN" in down[0].message
+
+
+def test_a_40gbe_roce_port_is_a_line_rate():
+    """Held-out round 278 (real): a ConnectX-3's 36.1 Gb/s over RoCE was judged against 50 Gb/s (warn); 40 Gb/s
+    Ethernet (IEEE 802.3ba) is a line rate, and 36.1 is 90% of it."""
+    f = explain_text(text(PUBLIC / "ib_send_bw__connectx3-rocev1-rocep68s0-36gbps.txt")).findings
+    assert [x.verdict for x in f] == [Verdict.PASS] and "90% of 40 Gb/s" in f[0].message
+    assert 40.0 in fabric.ETH_LINE_RATES_GBIT
+
+
+def test_show_gids_cut_after_a_v1_ipv4_row_is_not_a_missing_address():
+    """Held-out round 278 (real): the paste ends on mlx5_bond_1's RoCE v1 IPv4 GID, before its v2 row: the
+    interface has an address, so it is not judged (it warned 'no IP address'); the whole bond_0 passes."""
+    f = explain_text(text(PUBLIC / "show_gids__mlx5-bond-roce-v2-ipv4-gid3-excerpt.txt")).findings
+    assert [x.verdict for x in f] == [Verdict.PASS, Verdict.SKIP]
+    assert "10.16.39.13, RoCE v1 GID index 2" in f[1].message
+
+
+def test_ibstatus_grepped_to_phys_state_and_rate_judges_the_rates_not_the_state():
+    """Held-out rounds 42 and 287 (real): `ibstatus | grep -A1 'phys state'` leaves no device header and no logical
+    state: the rates are judged (8 x 400 and 1 x 200 Gb/s warn), the state is said to be missing, not failed."""
+    f = explain_text(text(PUBLIC / "ibstatus__ndr-port-linked-at-2x-width.txt")).findings
+    state = [x for x in f if x.id == fabric.STATE_ID]
+    rate = [x for x in f if x.id == fabric.RATE_ID]
+    assert [x.verdict for x in state] == [Verdict.SKIP] and "logical state" in state[0].message
+    assert [x.verdict for x in rate] == [Verdict.WARN] and "8 x 400 Gb/s, 1 x 200 Gb/s" in rate[0].message

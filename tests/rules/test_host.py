@@ -316,3 +316,37 @@ def test_fewer_numa_nodes_with_cpus_than_sockets_warns_unless_the_plan_says_so()
     assert "Interleaving" in numa.remedy
     planned = [f for f in host_rules.judge_lscpu(parse_lscpu(body), {"numa_nodes": 1}) if f.id == "bios.numa"]
     assert [f.verdict for f in planned] == [Verdict.PASS]
+
+
+def test_proc_meminfo_is_judged_as_free_with_huge_pages_and_poisoned_memory():
+    """Held-out rounds 263, 279 (real): /proc/meminfo is read as free's facts (MemTotal, MemAvailable, swap): a healthy
+    host passes saying HardwareCorrupted 0 kB; a kernel without MemAvailable (before 3.14, round 208) counts free,
+    buffers and page cache. Synthetic edits of the real file: HardwareCorrupted above 0 warns health.host_memory;
+    static huge pages holding a quarter of the memory or more warn os.memory_pressure."""
+    from wizard.explain import explain_text
+
+    t = text(PUBLIC / "proc-meminfo__x99-titan-x-workstation-32gb-healthy.txt")
+    (ok,) = explain_text(t).findings
+    assert ok.verdict is Verdict.PASS and "HardwareCorrupted 0 kB" in ok.message and "92.2%" in ok.message
+    old = explain_text(text(PUBLIC / "meminfo__procfs-15gb-host-no-swap.txt")).findings
+    assert [f.verdict for f in old if f.id == "os.memory_pressure"] == [Verdict.PASS]
+    assert "HardwareCorrupted:     0 kB" in t
+    bad = explain_text(t.replace("HardwareCorrupted:     0 kB", "HardwareCorrupted:  4096 kB")).findings
+    (hw,) = [f for f in bad if f.id == "health.host_memory"]
+    assert hw.verdict is Verdict.WARN and "4,096 kB" in hw.message
+    huge = t.replace("HugePages_Total:       0", "HugePages_Total:    6000").replace("HugePages_Free:        0",
+                                                                                    "HugePages_Free:     6000")
+    assert huge != t
+    (hp,) = [f for f in explain_text(huge).findings if f.id == "os.memory_pressure"]
+    assert hp.verdict is Verdict.WARN and "static huge pages hold" in hp.message
+    assert host_rules.HUGEPAGES_WARN_FRACTION == 0.25
+
+
+def test_lscpu_extended_table_reads_offline_cpus_in_any_language():
+    """Held-out round 279 (real): `lscpu -e` in Chinese (ONLINE 是/否) with CPUs 8-127 offline reads as lscpu's
+    Off-line CPU(s) list: bios.cpu fails as for lscpu; two NUMA nodes are counted from its NODE column."""
+    f = parse_lscpu(text(PUBLIC / "lscpu-e__2s-64c-128t-only-cpus-0-7-online.txt"))
+    assert f.fields["CPU(s)"] == "128" and f.fields["Off-line CPU(s) list"] == "8-127"
+    assert f.fields["On-line CPU(s) list"] == "0-7" and f.fields["NUMA node(s)"] == "2"
+    out = host_rules.judge_lscpu(f, {})
+    assert [x.verdict for x in out if x.id == "bios.cpu"] == [Verdict.FAIL]

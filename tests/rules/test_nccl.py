@@ -829,3 +829,27 @@ def test_mlperf_run_stop_success_passes_and_the_warnings_after_it_are_teardown()
     assert "12 NCCL warning(s) after it are the job's teardown" in f.message
     bert = explain_text(text(PUBLIC / "training-log__mlperf-dell-xe9680l-8x-b200-bert-run-stop-success-tcpstore-teardown.txt"))
     assert bert.verdict is Verdict.PASS and any("run_stop with status success" in f.message for f in bert.findings)
+
+
+def test_gpudirect_rdma_on_some_network_channels_only_warns():
+    """Held-out round 276 (real): a send 'via NET/IB/0/GDRDMA' and its receive 'via NET/IB/1' without it passed as
+    'GPUDirect RDMA in use'; one of two channel lines without it stages data through host memory: warn, counting."""
+    f = explain_text(text(PUBLIC / "nccl-debug__2node-gdrdma-one-side-only-two-lines.txt")).findings
+    assert [x.verdict for x in f] == [Verdict.WARN] and "1 of 2 'via NET/IB' channel line(s)" in f[0].message
+
+
+def test_a_bus_number_alone_does_not_name_one_gpu():
+    """Held-out round 283 (real): on CSCS Alps each GH200 node's four GPUs are bus 0x01 of their own PCI domain and
+    each rank sees its GPU as device 0, so nccl-tests' '[0x01]' repeats: it was 'ranks 0 and 1 run on the same GPU'
+    (unknown) and a run with 2,528 wrong values was not failed. Only a full PCI address names one GPU (round 94)."""
+    bad = explain_text(text(PUBLIC / "nccl-tests__alps-8node-32xgh200-gdrcopy-off-wrong-values-failed.txt"))
+    assert bad.verdict is Verdict.FAIL and not any("same GPU" in f.message for f in bad.findings)
+    ok = explain_text(text(PUBLIC / "nccl-tests__alps-2node-8xgh200-slingshot-allreduce-158gbs.txt"))
+    assert not any("same GPU" in f.message for f in ok.findings)
+
+
+def test_tensorrt_llm_plugins_quote_ncclgeterrorstring_after_the_file():
+    """Held-out round 273 (real): TensorRT-LLM's "Failed, NCCL error /src/.../allreducePlugin.cpp:295 'internal error
+    - please report this issue to the NCCL developers'" on four ranks was not recognised: ncclInternalError, fail."""
+    r = explain_text(text(PUBLIC / "trtllm-error__llama70b-4xa100-allreduce-nccl-internal-error.txt"))
+    assert r.verdict is Verdict.FAIL and "ncclInternalError" in r.findings[0].message

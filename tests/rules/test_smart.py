@@ -168,3 +168,16 @@ def test_sata_crc_errors_warn_with_the_cable_remedy():
     r = explain_text(text(PUBLIC / "smartctl-json__samsung-840-sata-108-crc-errors.txt"))
     (f,) = r.findings
     assert f.verdict is Verdict.WARN and "199 CRC_Error_Count = 108" in f.message and "SATA cable" in f.remedy
+
+
+def test_nvme_time_above_its_critical_temperature_warns():
+    """Held-out round 279 (real): a Samsung PM9A3 with PASSED health, 0 media errors, but 3 minutes above its critical
+    composite temperature (76 above its warning one) passed; it overheated: warn, saying both times. Minutes above the
+    warning temperature alone are a note (synthetic: the critical time set to 0)."""
+    t = text(PUBLIC / "smartctl__samsung-pm9a3-3t84-critical-temp-time-293-unsafe-shutdowns.txt")
+    (f,) = judge_smartctl(t, {})
+    assert f.verdict is Verdict.WARN and "3 minute(s) above its critical composite temperature" in f.message
+    assert "76 minute(s) above its warning" in f.message and "nvmexpress.org" in f.source
+    assert "Critical Comp. Temperature Time:    3" in t
+    (g,) = judge_smartctl(t.replace("Critical Comp. Temperature Time:    3", "Critical Comp. Temperature Time:    0"), {})
+    assert g.verdict is Verdict.PASS and "76 minute(s) above its warning composite temperature" in g.message

@@ -1047,3 +1047,14 @@ def test_memory_held_at_idle_is_said_even_when_the_paste_ends_before_the_process
     held = [f for f in e.findings if f.id == "health.gpu_processes"]
     assert len(held) == 2 and all(f.verdict is Verdict.PASS and "27972 of 32510 MiB" in held[0].message for f in held)
     assert "process table" in held[0].message
+
+
+def test_persistence_off_on_a_laptop_gpu_is_the_drivers_default():
+    """Held-out round 288 (real): an RTX A2000 Laptop GPU with persistence off warned as a data-center GPU would; a
+    laptop's GPU is a consumer part: reported, not lowered. A workstation card (Quadro P2000) still warns."""
+    (f,) = [x for x in explain_text(text(PUBLIC / "nvidia-smi__rtx-a2000-laptop-ubuntu2504-580-65.txt")).findings
+            if x.id == "health.persistence"]
+    assert f.verdict is Verdict.PASS and "laptop GPU" in f.message
+    (g,) = [x for x in explain_text(text(PUBLIC / "nvidia-smi__docker-quadro-p2000-ubuntu2404-555-58.txt")).findings
+            if x.id == "health.persistence"]
+    assert g.verdict is Verdict.WARN

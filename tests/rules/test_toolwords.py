@@ -433,3 +433,12 @@ def test_a_node_agents_xid_condition_is_judged_by_the_xid_table():
     reason=NvidiaXID79Error msg=detected XID-79 ..." is Xid 79 (fell off the bus): fail."""
     r = explain_text(text(PUBLIC / "kubectl-get-node__zenn-eks-nma-accelerated-hardware-xid79.txt"))
     assert r.verdict is Verdict.FAIL and "Xid 79" in r.findings[0].message
+
+
+def test_no_cuda_device_and_a_failed_dkms_build_are_the_programs_failures():
+    """Held-out rounds 277 and 288 (real): NVIDIA's GPUStressTest's 'There are no available device(s) that support
+    CUDA' (the CUDA samples' words) and nvidia-installer's 'ERROR: Failed to run `/usr/sbin/dkms build ...`' fail."""
+    a = explain_text(text(PUBLIC / "gpustresstest__b200-gst-no-cuda-devices-driver-570.txt"))
+    assert a.verdict is Verdict.FAIL and "found no GPU" in a.findings[0].message
+    b = explain_text(text(PUBLIC / "nvidia-installer__aks-418-40-04-dkms-build-fail-5-3-azure.txt"))
+    assert b.verdict is Verdict.FAIL and "dkms build" in b.findings[0].message

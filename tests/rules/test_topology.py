@@ -198,3 +198,14 @@ def test_grace_superchip_gpus_reach_nics_only_as_sys_and_that_is_their_design():
                       for ln in t.splitlines())
     aff2 = [f for f in explain_text(plain, "y").findings if f.id == "health.gpu_nic_affinity"]
     assert [f.verdict for f in aff2] == [Verdict.WARN]
+
+
+def test_an_excerpt_does_not_call_gpus_without_their_rows_unlinked():
+    """Held-out round 273 (real): sglang.check_env's matrix of 10 RTX 2080 Ti cut to 3 rows: GPU5-GPU8 share no
+    NVLink with GPUs 0-2, which said 'no NVLink reaches GPU5...' (warn); their own rows, where their bridge partners
+    would show, are not in the paste: pass what it shows."""
+    from wizard.explain import explain_text
+
+    (f,) = [x for x in explain_text(text(PUBLIC / "collect-env__sglang-check-env-rtx2080ti-x10.txt")).findings
+            if x.id == "health.topology"]
+    assert f.verdict is Verdict.PASS and "3 rows in this excerpt" in f.message and "no NVLink reaches" not in f.message

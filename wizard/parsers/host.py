@@ -114,6 +114,25 @@ def parse_meminfo(text: str) -> MemInfo:
     return r
 
 
+MEMINFO_KEYS = frozenset({"MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SwapCached", "Active",
+                          "Inactive", "SwapTotal", "SwapFree", "Dirty", "AnonPages", "Slab", "HugePages_Total",
+                          "Hugepagesize", "HardwareCorrupted", "CommitLimit", "Committed_AS", "Shmem"})
+"""Fields of /proc/meminfo (proc(5)) whose presence identifies a pasted one."""
+
+
+def detect_meminfo(text: str) -> float:
+    """0.9 for /proc/meminfo (or a grep of it): a ``MemTotal:`` line in kB and three or more of its other fields, and
+    most lines of its "Key:  N kB" shape."""
+    head = text[:20000]
+    if not re.search(r"^\s*MemTotal:\s+\d+\s+kB\s*$", head, re.M):
+        return 0.0
+    m = parse_meminfo(head)
+    lines = [ln for ln in head.splitlines() if ln.strip()]
+    if len(set(m.kib) & MEMINFO_KEYS) >= 4 and len(m.kib) * 2 >= len(lines):
+        return 0.9
+    return 0.0
+
+
 @dataclass(frozen=True)
 class SwapDevice:
     filename: str

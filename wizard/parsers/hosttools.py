@@ -333,8 +333,82 @@ def lscpu_label(label: str) -> str:
     return label.strip().rstrip(":：").strip()
 
 
+_LSCPU_E_HEAD = lazy_re(r"^[ \t]*CPU[ \t]+(?:\S+[ \t]+)*ONLINE\b.*$", re.M)
+"""``lscpu -e`` (--extended)'s header: CPU first, ONLINE among the columns (util-linux lscpu(1))."""
+_YES = frozenset({"yes", "是", "ja", "oui", "sí", "si", "sim", "да", "はい", "예", "tak", "igen"})
+_NO = frozenset({"no", "否", "nein", "non", "não", "nao", "нет", "いいえ", "아니오", "nie", "nem"})
+"""lscpu -e's ONLINE values, "yes"/"no" translated as util-linux's catalogues print them (po/*.po: zh_CN "是"/"否")."""
+
+
+def _ranges(ids: list[int]) -> str:
+    """[0, 1, 2, 5] -> "0-2,5" (lscpu's CPU list form)."""
+    out: list[str] = []
+    for i in sorted(ids):
+        if out and "-" in out[-1] and int(out[-1].split("-")[1]) == i - 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{i}"
+        elif out and "-" not in out[-1] and int(out[-1]) == i - 1:
+            out[-1] = f"{out[-1]}-{i}"
+        else:
+            out.append(str(i))
+    return ",".join(out)
+
+
+def _parse_lscpu_e(text: str) -> LscpuFacts | None:
+    """``lscpu -e`` as the summary's fields (CPU(s), On-line and Off-line CPU(s) list, Socket(s), NUMA node(s) and each
+    node's CPUs), each line of the table kept; None when the text is not that table."""
+    m = _LSCPU_E_HEAD.search(text[:4000])
+    if not m:
+        return None
+    cols = m.group(0).split()
+    on_i = cols.index("ONLINE")
+    f = LscpuFacts()
+    online: list[int] = []
+    offline: list[int] = []
+    sockets: set[str] = set()
+    nodes: dict[int, list[int]] = {}
+    for raw in text[m.end():].splitlines():
+        cells = raw.split()
+        if not cells:
+            continue
+        if len(cells) < len(cols) - 2 or not cells[0].isdigit() or len(cells) <= on_i:
+            f.problems.append(raw.strip())
+            continue
+        cpu, state = sat_int(cells[0]), cells[on_i].lower()
+        if state in _YES:
+            online.append(cpu)
+        elif state in _NO:
+            offline.append(cpu)
+        else:
+            f.problems.append(raw.strip())
+            continue
+        row = dict(zip(cols, cells))
+        if row.get("SOCKET", "-") not in ("-", ""):
+            sockets.add(row["SOCKET"])
+        if row.get("NODE", "-").isdigit():
+            nodes.setdefault(sat_int(row["NODE"]), []).append(cpu)
+        if state in _NO:
+            f.lines.setdefault("Off-line CPU(s) list", raw.rstrip())
+    if not online and not offline:
+        return None
+    f.fields["CPU(s)"] = str(len(online) + len(offline))
+    f.fields["On-line CPU(s) list"] = _ranges(online)
+    f.lines["CPU(s)"] = m.group(0).strip()
+    if offline:
+        f.fields["Off-line CPU(s) list"] = _ranges(offline)
+    if sockets:
+        f.fields["Socket(s)"] = str(len(sockets))
+    if nodes:
+        f.fields["NUMA node(s)"] = str(len(nodes))
+        for n, ids in nodes.items():
+            f.numa_cpus[n] = _ranges(ids)
+    return f
+
+
 def parse_lscpu(text: str) -> LscpuFacts:
-    """``lscpu`` (also run in another language: its labels are read back to English through :func:`lscpu_label`)."""
+    """``lscpu`` (also run in another language: its labels are read back to English through :func:`lscpu_label`),
+    or ``lscpu -e``'s table read into the same fields (:func:`_parse_lscpu_e`)."""
+    if (e := _parse_lscpu_e(text)) is not None:
+        return e
     f = LscpuFacts()
     last = ""
     for raw in text.splitlines():
@@ -455,6 +529,8 @@ _LSCPU_DETECT = {"Architecture", "CPU(s)", "On-line CPU(s) list", "Thread(s) per
 
 
 def detect_lscpu(text: str) -> float:
+    if _LSCPU_E_HEAD.search(text[:4000]) and _parse_lscpu_e(text[:20000]) is not None:
+        return 0.9  # lscpu -e
     n = len(set(m.group(1) for m in _LSCPU_KEYS.finditer(text)))
     if n < 3:  # lscpu in another language (lscpu_label): its translated labels
         found = set()

