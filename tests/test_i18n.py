@@ -867,7 +867,7 @@ def test_a_findings_source_is_shown_in_chinese_and_stays_english_in_json():
 
 ENGLISH_RUN_WORDS = 4
 """A run of this many English words in a Chinese finding is an English sentence (walk 25 #3), not a name."""
-ENGLISH_RUNS_CEILING = 128  # held-out rounds 144-172 brought 11 runs (an Xid catalogue meaning among them) of tools' words: SEL events, a sensor name, DCGM and NCCL texts; rounds 217-232 two SEL sensor names ("Mmry ECC Sensor", "System Firmware Error"); rounds 249-256 three: DCGM's targeted-power texts wrapped across its table's rows and NCCL's ncclRemoteError text; rounds 257-272 three: a SEL sensor name and the Xid catalogue's action for Xid 79 named by a node agent
+ENGLISH_RUNS_CEILING = 132  # held-out rounds 273-296 four more: PyTorch's own warning text quoted ("The detected CUDA version mismatches ..."), a SEL sensor name, NCCL's ncclRemoteError text, a GPU product name ("Blackwell Server Edition"); held-out rounds 144-172 brought 11 runs (an Xid catalogue meaning among them) of tools' words: SEL events, a sensor name, DCGM and NCCL texts; rounds 217-232 two SEL sensor names ("Mmry ECC Sensor", "System Firmware Error"); rounds 249-256 three: DCGM's targeted-power texts wrapped across its table's rows and NCCL's ncclRemoteError text; rounds 257-272 three: a SEL sensor name and the Xid catalogue's action for Xid 79 named by a node agent
 """Runs left (zh_CN ``explain`` over tests/data, 14:00 UTC walk 25 fixes): the tools' own words that the input does
 not hold verbatim (DCGM's JSON-escaped error texts, IPMI SEL event words, ibstat/NCCL error strings re-quoted) and
 known bringup phrases still English: gpu.host_bandwidth's inferred-link clause in nvbandwidth's summary (its

@@ -310,3 +310,13 @@ def test_nvidia_smi_l_counts_a_gpu_listed_twice_once():
     s = parse_nvidia_smi_l(clean(t))
     assert len(s.gpus) == 1 and s.gpus[0][2] == "GPU-4404041a-04cf-1ccf-9e70-f139a9b1e23c" and len(s.lines) == 2
     assert len(parse_nvidia_smi_l("GPU 0: Tesla K80 (UUID: GPU-)\nGPU 1: Tesla K80 (UUID: GPU-)\n").gpus) == 2
+
+
+def test_nvidia_smi_l_between_date_lines_of_a_loop():
+    """Held-out round 292 (real): `date; nvidia-smi -L` in a loop in a pod: date(1)'s lines are neither GPUs nor
+    problems; the one vGPU listed three times is one GPU."""
+    from wizard.parsers.gpu import detect_smi_list
+
+    t = text(PUBLIC / "nvidia-smi-L__vks-grid-a100-10c-vgpu-dra-pod.txt")
+    s = parse_nvidia_smi_l(t)
+    assert detect_smi_list(t) == 0.95 and len(s.gpus) == 1 and not s.problems

@@ -237,3 +237,14 @@ def test_kubectl_get_pods_is_not_a_query_gpu_csv():
     r = explain_text(text(PUBLIC / "kubectl-get-pods__gpu-operator-2019-driver-daemonset-crashloop.txt"))
     assert r.kind == "kubectl-get-pods" and r.verdict is Verdict.FAIL
     assert "nvidia-driver-daemonset-tm22t CrashLoopBackOff" in r.findings[0].message
+
+
+def test_a_ready_pod_that_keeps_restarting_warns():
+    """Held-out round 292 (real): four dcgm-exporter pods Running and ready passed; one has 11 restarts, the last 7m47s
+    ago: a container that keeps dying, warn. Restarts long ago (46h) do not count (RESTART_RECENT_S)."""
+    t = text(PUBLIC / "kubectl-get-pods__dcgm-exporter-11-restarts-7m-ago.txt")
+    (f,) = explain_text(t).findings
+    assert f.verdict is Verdict.WARN and "nvidia-dcgm-exporter-rfwj8 11 restarts, the last 7m47s ago" in f.message
+    calm = t.replace("11 (7m47s ago)", "11 (46h ago)  ")
+    assert [x.verdict for x in explain_text(calm).findings] == [Verdict.PASS]
+    assert container.RESTART_RECENT_S == 3600

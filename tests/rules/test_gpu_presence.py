@@ -663,3 +663,18 @@ def test_an_sxm_count_no_hgx_board_has_is_doubted_in_a_noheader_csv_indexed_from
     assert [x.verdict for x in f] == [Verdict.WARN] and "suggests a GPU is missing" in f[0].message
     cut = "\n".join(body.splitlines()[1:])  # rows 1-6: not indexed from 0, so not known whole
     assert all(x.verdict is not Verdict.WARN for x in explain_text(cut).findings if x.id == "health.gpu_count")
+
+
+def test_nvswitch_chips_tell_the_board_and_the_gpus_it_carries():
+    """Held-out round 289 (real): `lspci | grep NVIDIA` with four H100 NVSwitches (10de:22a3, an HGX H100/H200 8-GPU
+    baseboard) and four H100s passed as '4 NVIDIA GPU(s)'; the board carries eight: four missing, fail. Without a
+    whole board's switches (an excerpt with two of them) the count is not inferred."""
+    from wizard.explain import explain_text
+
+    t = text(PUBLIC / "lspci__hgx-h100-4-nvswitch-only-4-gpus.txt")
+    (f,) = [x for x in explain_text(t).findings if x.id == "health.lspci_gpu_count"]
+    assert f.verdict is Verdict.FAIL and "HGX H100/H200 8-GPU baseboard, which carries 8 GPUs: 4 of them" in f.message
+    assert gc.board_gpus(["22a3"] * 4) == (8, "H100", "HGX H100/H200 8-GPU") and gc.board_gpus(["22a3"] * 2) is None
+    cut = "\n".join(ln for ln in t.splitlines() if not ln.startswith(("07:00.0", "08:00.0")))
+    (g,) = [x for x in explain_text(cut).findings if x.id == "health.lspci_gpu_count"]
+    assert g.verdict is Verdict.PASS

@@ -1041,3 +1041,14 @@ def test_bar_failures_of_chipset_functions_and_sr_iov_vfs_warn():
     assert pch.verdict is Verdict.WARN and "root bus" in pch.message and "0000:00:1f.5" in pch.message
     (vf,) = _kfind("dmesg__unraid-connectx4lx-sriov-bar7-no-space.txt")
     assert vf.verdict is Verdict.WARN and "SR-IOV" in vf.message and "BAR 7" in vf.message
+
+
+def test_a_port_down_while_its_driver_brings_it_up_at_boot_is_not_a_lost_link():
+    """Held-out round 294 (real): an 8-GPU server's clean boot log with an Emulex port's 'Link is Down' twice at 9 s
+    (never up: no cable) warned 'lost its link 2 times: a flapping link'; downs in the first BOOT_LINK_S seconds before
+    a port was ever up are its driver bringing it up."""
+    (f,) = _kfind("dmesg__rtx-pro-6000-blackwell-x8-595-open-driver-load-clean.txt")
+    assert f.verdict is Verdict.PASS and "NVIDIA driver 595.58.03" in f.message
+    assert klog.BOOT_LINK_S == 60.0
+    assert [x.verdict for x in _kfind("kernel-log__syslog-ib6-lost-carrier-flaps.txt")
+            if x.id == "health.nic_link"] == [Verdict.FAIL]

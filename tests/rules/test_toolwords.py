@@ -442,3 +442,10 @@ def test_no_cuda_device_and_a_failed_dkms_build_are_the_programs_failures():
     assert a.verdict is Verdict.FAIL and "found no GPU" in a.findings[0].message
     b = explain_text(text(PUBLIC / "nvidia-installer__aks-418-40-04-dkms-build-fail-5-3-azure.txt"))
     assert b.verdict is Verdict.FAIL and "dkms build" in b.findings[0].message
+
+
+def test_fio_data_verification_failure_fails():
+    """Held-out round 296 (real): fio's 'sha256: verify failed at file ... offset ...' with expected and received CRCs
+    differing: the storage returned other data than was written: fail."""
+    r = explain_text(text(PUBLIC / "fio__verify-sha256-failed-randwrite-32k-crc-mismatch.txt"))
+    assert r.verdict is Verdict.FAIL and "verify failed at file" in r.findings[0].message

@@ -168,6 +168,11 @@ nvidia-smi -L``)."""
 """The command line itself or a bare prompt in a paste (``$ nvidia-smi -L``, ``# nvidia-smi -L``, ``$``)."""
 
 
+_DATE_LINE = lazy_re(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: [A-Z]{2,5})? \d{4}$")
+"""date(1)'s default output, printed between listings by a loop (``while true; do date; nvidia-smi -L; ...``: held-out
+round 292): not a line of the listing, and not an error."""
+
+
 def parse_nvidia_smi_l(text: str) -> SmiList:
     """``nvidia-smi -L`` (``--list-gpus``): one ``GPU N: <name> (UUID: GPU-...)`` line per GPU, ``MIG <profile>
     Device N: (UUID: MIG-...)`` lines under a GPU in MIG mode, or nvidia-smi's error lines (a GPU it cannot
@@ -205,7 +210,7 @@ def parse_nvidia_smi_l(text: str) -> SmiList:
                     r.unreachable.append(b.group(1) if b else f"GPU{g.group(1)}" if g else s)
                 break
         else:
-            if not _L_COMMAND_RE.match(s):
+            if not _L_COMMAND_RE.match(s) and not _DATE_LINE.match(s):
                 r.problems.append(line)
     if r.problems and not r.gpus and not r.error_kind:
         _set(r, "error_kind", "other")
@@ -224,7 +229,7 @@ def detect_smi_list(text: str) -> float:
     if not gpus:
         return 0.0
     known = sum(1 for ln in lines if _L_GPU_RE.match(ln) or _L_MIG_RE.match(ln) or _L_COMMAND_RE.match(ln)
-                or any(rx.search(ln) for rx, _ in _SMI_ERRORS))
+                or _DATE_LINE.match(ln) or any(rx.search(ln) for rx, _ in _SMI_ERRORS))
     if known >= 0.8 * len(lines):
         return 0.95
     # run through a launcher, which adds a few lines of its own (srun's cpu-bind, pyxis importing the image)

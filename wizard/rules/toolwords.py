@@ -55,6 +55,7 @@ _FAIL = lazy_re(
     r"|\bJob for \S+ failed\b"  # systemctl start/restart: "Job for X.service failed because the control process exited"
     r"|\bError found\. Mode \w+, total errors (?:0x)?[1-9a-fA-F]"  # memtest_vulkan: a VRAM cell read back wrong
     r"|\bio_u error on file \S+: Input/output error"  # fio: the device returned EIO (a media or controller fault)
+    r"|^\w+: verify failed at file \S+ offset \d+"  # fio's verify (verify.c): data read back differs from what it wrote
     r"|\bpyxis: container start failed\b|\bspank: required plugin \S+ \w+\(\) failed"  # Slurm: the job's container never ran
     r"|\benroot(?:-[a-z]+)?: (?:\[ERROR\] )?[^\n]{0,80}\b(?:failed|Permission denied)\b"  # enroot's own reason for it
     # NVML_ERROR_GPU_IS_LOST (15): "the GPU has fallen off the bus or has otherwise become inaccessible" (NVML API
