@@ -429,6 +429,16 @@ _VF_BAR = lazy_re(r"bar (?:[7-9]|1[0-2])$")
 """BARs 7-12 of an endpoint: its SR-IOV virtual functions' BARs (Linux PCI_IOV_RESOURCES, include/linux/pci.h)."""
 
 
+def _bar_warning(evs: list[KernelEvent], words: Any) -> Finding:
+    """``health.gpu_init`` WARN for BARs of ``evs`` left unassigned; ``words(devices, what, first_bus)`` gives the
+    message and the remedy."""
+    devs = list(dict.fromkeys(e.bus_id for e in evs))
+    what = names(list(dict.fromkeys(str(e.fields.get("bar")).upper() for e in evs)))
+    msg, remedy = words(names(devs), what, devs[0])
+    return Finding("health.gpu_init", Verdict.WARN, msg, ", ".join(devs), cap(ln for e in evs for ln in e.evidence),
+                   remedy, SRC_BAR)
+
+
 def _endpoint_bars(hostwide: list[KernelEvent]) -> list[Finding]:
     """health.gpu_init fail when a device's own memory BAR (0-5) was left unassigned ("BAR 0: no space for [mem ...]",
     "failed to assign") and no later line of the log assigned it: its driver cannot map the device, so on a GPU server
@@ -445,25 +455,18 @@ def _endpoint_bars(hostwide: list[KernelEvent]) -> list[Finding]:
     vf = [e for e in unassigned if _VF_BAR.match(str(e.fields.get("bar")))]
     out: list[Finding] = []
     if chipset and not bad:
-        devs = list(dict.fromkeys(e.bus_id for e in chipset))
-        out.append(Finding("health.gpu_init", Verdict.WARN,
-                           Msg("{devices}: the kernel could not assign {what} of a function on the root bus (a chipset or "
-                               "CPU-integrated device, not a GPU, NIC or NVMe drive behind a root port): that device "
-                               "works without it or not at all; the GPUs are not concerned", devices=names(devs),
-                               what=names(list(dict.fromkeys(str(e.fields.get("bar")).upper() for e in chipset)))),
-                           ", ".join(devs), cap(ln for e in chipset for ln in e.evidence),
-                           Msg("Name it with `lspci -s {bus}`; if it is a device you need, enable 'Above 4G Decoding' in "
-                               "the BIOS or boot with `pci=realloc`.", bus=devs[0]), SRC_BAR))
+        out.append(_bar_warning(chipset, lambda devices, what, bus: (
+            Msg("{devices}: the kernel could not assign {what} of a function on the root bus (a chipset or "
+                "CPU-integrated device, not a GPU, NIC or NVMe drive behind a root port): that device works without it "
+                "or not at all; the GPUs are not concerned", devices=devices, what=what),
+            Msg("Name it with `lspci -s {bus}`; if it is a device you need, enable 'Above 4G Decoding' in the BIOS or "
+                "boot with `pci=realloc`.", bus=bus))))
     if vf:
-        devs = list(dict.fromkeys(e.bus_id for e in vf))
-        out.append(Finding("health.gpu_init", Verdict.WARN,
-                           Msg("{devices}: the kernel could not assign the SR-IOV virtual functions' BAR ({what}): the "
-                               "device itself works, but its virtual functions (VFs for pods or VMs) cannot be "
-                               "enabled", devices=names(devs),
-                               what=names(list(dict.fromkeys(str(e.fields.get("bar")).upper() for e in vf)))),
-                           ", ".join(devs), cap(ln for e in vf for ln in e.evidence),
-                           Msg("If this node needs the VFs, enable SR-IOV and 'Above 4G Decoding' in the BIOS (or boot "
-                               "with `pci=realloc`), then check that `BAR 7` is assigned."), SRC_BAR))
+        out.append(_bar_warning(vf, lambda devices, what, bus: (
+            Msg("{devices}: the kernel could not assign the SR-IOV virtual functions' BAR ({what}): the device itself "
+                "works, but its virtual functions (VFs for pods or VMs) cannot be enabled", devices=devices, what=what),
+            Msg("If this node needs the VFs, enable SR-IOV and 'Above 4G Decoding' in the BIOS (or boot with "
+                "`pci=realloc`), then check that `BAR 7` is assigned."))))
     if not bad:
         return out
     devices = list(dict.fromkeys(e.bus_id for e in bad))
