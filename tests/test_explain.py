@@ -767,7 +767,7 @@ def test_an_elision_mark_is_not_a_kernel_line():
     """Held-out round 275 (real): the '[...]' an author put between NVLink lines matched dmesg's stamp pattern, was
     split off as a kernel log, and the nvlink -s listing lost its elision: '2 of 18 links active' failed. The mark
     stays with the listing, which is then unknown (links elided), not failed."""
-    r = explain_text(text(PUBLIC / "nvidia-smi-nvlink__ml-engineering-h100-status-elided.txt"))
+    r = explain_text(text(PUBLIC / "nvidia-smi-nvlink-s__ml-engineering-h100-status-elided.txt"))
     assert r.verdict.value == "unknown" and "elides links" in r.findings[0].message
 
 

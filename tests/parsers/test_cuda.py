@@ -136,3 +136,13 @@ def test_cudnn_version_incompatibility_is_read_with_both_versions():
     t = parse_torch_cuda(text(PUBLIC / "python-torch-cudnn__cudnn-version-incompatibility-compiled-8.5.0-runtime-8.4.1.txt"))
     e = t.error("cudnn_mismatch")
     assert e is not None and "(8, 4, 1)" in e.line
+
+
+def test_torch_report_in_python_fstring_debug_form():
+    """Held-out round 299 (real): a cluster's environment check printing f"{torch.cuda.is_available()=}" lines
+    ("torch.cuda.is_available()=True") under srun --label: read as torch's answers."""
+    from wizard.explain import clean
+    from wizard.parsers.cuda import parse_torch_cuda
+
+    t = parse_torch_cuda(clean(text(PUBLIC / "torch-cuda__awsome-pytorch-screen-2node-cuda-nccl-available.txt")))
+    assert t.available is True

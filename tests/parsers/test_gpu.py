@@ -320,3 +320,9 @@ def test_nvidia_smi_l_between_date_lines_of_a_loop():
     t = text(PUBLIC / "nvidia-smi-L__vks-grid-a100-10c-vgpu-dra-pod.txt")
     s = parse_nvidia_smi_l(t)
     assert detect_smi_list(t) == 0.95 and len(s.gpus) == 1 and not s.problems
+
+
+def test_proc_driver_version_indented_by_the_paste():
+    """Held-out round 301 (real): /proc/driver/nvidia/version's lines indented by a web page: read as the file is."""
+    d = parse_driver_version(text(PUBLIC / "proc-driver-version__sheffield-sharc-460.32.03-el7.txt"))
+    assert d.version == "460.32.03" and d.flavour == "proprietary"

@@ -543,3 +543,18 @@ def test_ubuntus_branch_named_driver_package_and_a_branch_older_than_the_data():
     assert got["driver.installed"].verdict is Verdict.PASS and "367.57" in got["driver.installed"].message
     life = got["driver.branch_lifecycle"]
     assert life.verdict is Verdict.WARN and "older than every branch" in life.message
+
+
+def test_a_triggered_oneshot_unit_that_exited_zero_is_at_rest():
+    """Held-out round 301 (real): nvidia-cdi-refresh.service, started by its .path unit, ran `nvidia-ctk cdi generate`
+    and exited 0; 'inactive (dead)' warned 'not running'. A triggered unit whose main process exited 0 passes; the same
+    unit without its TriggeredBy line (synthetic) still warns."""
+    from wizard.explain import explain_text
+    from wizard.model import Verdict
+    from tests.probe_data import PUBLIC, text
+
+    t = text(PUBLIC / "driver" / "systemctl-status__nvidia-cdi-refresh-service-oneshot-success.txt")
+    (f,) = explain_text(t).findings
+    assert f.verdict is Verdict.PASS and "exited successfully" in f.message
+    untriggered = "\n".join(ln for ln in t.splitlines() if "TriggeredBy" not in ln)
+    assert [x.verdict for x in explain_text(untriggered).findings] == [Verdict.WARN]

@@ -1052,3 +1052,10 @@ def test_a_port_down_while_its_driver_brings_it_up_at_boot_is_not_a_lost_link():
     assert klog.BOOT_LINK_S == 60.0
     assert [x.verdict for x in _kfind("kernel-log__syslog-ib6-lost-carrier-flaps.txt")
             if x.id == "health.nic_link"] == [Verdict.FAIL]
+
+
+def test_a_fabric_nics_ports_down_at_boot_and_never_up_warn():
+    """Held-out round 302 (real): a ConnectX-7's two ports 'Link down' at 11 s and never up (the paste is a grep for
+    mlx5_core): the fabric is missing, warn each; the boot-time exemption is for other NICs' unused ports (round 294)."""
+    f = [x for x in _kfind("dmesg__igx-cx7-mlx5_core-both-ports-link-down-cable-plugged.txt") if x.id == "health.nic_link"]
+    assert [x.verdict for x in f] == [Verdict.WARN, Verdict.WARN]

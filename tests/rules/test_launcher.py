@@ -176,3 +176,13 @@ def test_a_training_logs_steps_pass_and_a_nan_loss_warns():
     text = (PUBLIC / "pytorch-train-log__4gpu-torchtitan-llama3-8b-steps-healthy-mfu-33-partial.txt").read_text()
     nan = explain_text(re.sub(r"loss: 10\.2391", "loss: nan", text), "synthetic_nan_loss")
     assert nan.verdict is Verdict.WARN and "NaN" in nan.findings[0].message
+
+
+def test_rendezvous_heartbeat_errors_after_mlperf_run_stop_are_teardown():
+    """Held-out round 299 (real): MLPerf's run_stop with status success, then four agents' 'failed to send a keep-alive
+    heartbeat ... RendezvousTimeoutError': it failed as 'the ranks never met'; the store went away as the job ended."""
+    from wizard.explain import explain_text
+
+    t = (PUBLIC / "unrecognised__clemson-openfold-run-success-rendezvous-heartbeat-warnings.txt").read_text()
+    f = [x for x in explain_text(t).findings if x.id == "node.launch"]
+    assert [x.verdict for x in f] == [Verdict.PASS] and "run_stop with status success" in f[0].message

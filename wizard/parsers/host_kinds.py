@@ -24,9 +24,9 @@ def detect_driver_version(text: str) -> float:
     """1.0 for /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15 ..."); 0.8 for
     another "NVRM version:" line (nvidia-container-cli info prints "NVRM version:   384.130" and claims its own
     output with more confidence)."""
-    if re.search(r"^NVRM version:\s*NVIDIA\b", text, re.M):
+    if re.search(r"^[ \t]*NVRM version:\s*NVIDIA\b", text, re.M):
         return 1.0
-    return 0.8 if re.search(r"^NVRM version:", text, re.M) else 0.0
+    return 0.8 if re.search(r"^[ \t]*NVRM version:", text, re.M) else 0.0
 
 
 _LSMOD_LINE = lazy_re(r"^[A-Za-z0-9_]+\s+\d{4,}\s+\d+(\s+\S+)?\s*$")

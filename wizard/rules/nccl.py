@@ -1023,7 +1023,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "consequence; fix the first error, then check Xid/ECC on that GPU.", SRC_E6))
     counted = (set(lg.nvls_failures) | set(lg.cuda_failures) | {ln for _, ln in lg.completion_errors}
                | {ln for _, ln in lg.setup_failures})
-    stop = _RUN_STOP_OK.search(text)  # MLPerf's logging: the run ended and said it met its target
+    stop = RUN_STOP_OK.search(text)  # MLPerf's logging: the run ended and said it met its target
     after_stop = {ln for ln in lg.warn_lines if stop and text.find(ln) > stop.start()}  # the job's teardown
     other = [ln for ln in lg.warn_lines if ln not in counted and ln not in lg.ibverbs_missing and
              ln not in lg.ib_open_failed and not _INFO_WARN.search(ln) and ln not in after_stop]
@@ -1444,7 +1444,7 @@ _MPI_LAUNCH_FAILED = lazy_re(r"mpirun was unable to (?:launch|start) the specifi
 the specified application as it could not access or execute an executable", the daemon start failures of ORTE/PRRTE)."""
 
 
-_RUN_STOP_OK = lazy_re(r':::MLLOG \{[^\n]*"key": "run_stop"[^\n]*"status": "success"[^\n]*')
+RUN_STOP_OK = lazy_re(r':::MLLOG \{[^\n]*"key": "run_stop"[^\n]*"status": "success"[^\n]*')
 """MLPerf's mllog line that ends a run that reached its quality target (mlcommons/logging: run_stop, metadata
 status "success", else "aborted")."""
 _COLLNET_FALLBACK = lazy_re(r"Cannot initialize CollNet, using point-to-point network instead")
