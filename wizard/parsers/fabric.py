@@ -1522,9 +1522,9 @@ def parse_fi_info(text: str) -> FiInfo:
             eps[-1][4] = raw.strip()
             continue
         if eps and section in ("fi_domain_attr", "fi_fabric_attr") and (nm := re.match(r"^\s{8}name:\s*(\S+)\s*$", raw)):
-            i = 2 if section == "fi_domain_attr" else 1
-            if not eps[-1][i]:
-                eps[-1][i] = nm.group(1)
+            col = 2 if section == "fi_domain_attr" else 1
+            if not eps[-1][col]:
+                eps[-1][col] = nm.group(1)
             continue
         if m := _FI_PROVIDER.match(raw):
             eps.append([m.group(1), "", "", "", raw.strip()])
