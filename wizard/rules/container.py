@@ -170,7 +170,11 @@ judgement is that five failed starts is no longer "not ready yet"."""
 
 def age_s(line: str) -> float | None:
     """A pod row's AGE (its last cell: ``11m``, ``8m32s``, ``3h5m``, ``2d``) in seconds; ``None`` when unreadable."""
-    cell = line.split()[-1] if line.split() else ""
+    return _duration_s(line.split()[-1] if line.split() else "")
+
+
+def _duration_s(cell: str) -> float | None:
+    """kubectl's duration (``7m47s``, ``3h5m``, ``2d``) in seconds; ``None`` when ``cell`` is not one."""
     parts = re.findall(r"(\d+)([dhms])", cell)
     if not parts or "".join(a + b for a, b in parts) != cell:
         return None
@@ -185,9 +189,7 @@ restarted while the node came up days ago (bringup's judgement)."""
 def _last_restart_s(line: str) -> float | None:
     """A pod row's "N (7m47s ago)" restart age in seconds (kubectl 1.26+ prints it beside RESTARTS); None without it."""
     m = re.search(r"\b\d+ \((\d+[dhms](?:\d+[dhms]){0,3}) ago\)", line)
-    if not m:
-        return None
-    return float(sum(int(a) * {"d": 86400, "h": 3600, "m": 60, "s": 1}[b] for a, b in re.findall(r"(\d+)([dhms])", m.group(1))))
+    return _duration_s(m.group(1)) if m else None
 
 
 def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
