@@ -471,40 +471,36 @@ def split_parts(text: str) -> list[tuple[int, list[str]]]:
     chunks = pieces
     parts: list[tuple[int, list[str]]] = []
     for first, chunk in chunks:
-        klines = [i for i, ln in enumerate(chunk) if KERNEL_LINE_RE.search(ln)]
-        kset = set(klines)
-        other = [i for i, ln in enumerate(chunk) if ln.strip() and i not in kset]
-        if klines and other:
-            rest = [chunk[i] for i in range(len(chunk)) if i not in kset]
+        for line_re, own, few_score in _SPLIT_OFF:
+            mine = [i for i, ln in enumerate(chunk) if line_re.search(ln)]
+            mset = set(mine)
+            other = [i for i, ln in enumerate(chunk) if ln.strip() and i not in mset]
+            if not (mine and other):
+                continue
+            rest = [chunk[i] for i in range(len(chunk)) if i not in mset]
             kind, score = detect("\n".join(rest))
-            # a few other lines split off only when they are surely another output (an nvidia-smi error line)
-            if kind is not None and kind.name != "kernel-log" and score >= (0.5 if len(other) >= 3 else 0.8):
-                # e.g. `nvidia-smi; dmesg | grep -i xid`: the table and the Xid lines are judged apart
+            if kind is not None and kind.name != own and score >= (0.5 if len(other) >= 3 else few_score):
                 parts.append((first, rest))
-                parts.append((first + klines[0], [chunk[i] for i in klines]))
+                parts.append((first + mine[0], [chunk[i] for i in mine]))
                 if first in COMMANDS_SEEN:
-                    COMMANDS_SEEN[first + klines[0]] = COMMANDS_SEEN[first]
-                    PROMPT_OF[first + klines[0]] = PROMPT_OF.get(first, first)
-                continue
-        elines = [i for i, ln in enumerate(chunk) if _ELASTIC_LINE.search(ln)]
-        if elines and len(elines) < sum(1 for ln in chunk if ln.strip()):
-            eset = set(elines)
-            rest = [chunk[i] for i in range(len(chunk)) if i not in eset]
-            kind, score = detect("\n".join(rest))
-            if kind is not None and kind.name != "launcher" and score >= 0.5:
-                # torchrun's elastic agent reporting a rank's end among that job's NCCL log (held-out round 284: NCCL
-                # came up, then local_rank 2 was killed, exitcode -9): the agent's lines are the launcher's output,
-                # judged as such, the rest as what it is
-                parts.append((first, rest))
-                parts.append((first + elines[0], [chunk[i] for i in elines]))
-                continue
-        parts.append((first, chunk))
+                    COMMANDS_SEEN[first + mine[0]] = COMMANDS_SEEN[first]
+                    PROMPT_OF[first + mine[0]] = PROMPT_OF.get(first, first)
+                break
+        else:
+            parts.append((first, chunk))
     return parts
 
 
 _ELASTIC_LINE = lazy_re(r"torch/distributed/elastic/(?:multiprocessing|agent)/\S+\.py:\d+\]")
 """A log line of torchrun's elastic agent (glog-style ``E0715 08:53:42.146000 ... torch/distributed/elastic/
 multiprocessing/api.py:826] failed (exitcode: -9) local_rank: 2 ...``)."""
+
+_SPLIT_OFF = ((KERNEL_LINE_RE, "kernel-log", 0.8), (_ELASTIC_LINE, "launcher", 0.5))
+"""Lines of one kind pulled out of a part when the rest is surely another output (score 0.5, or the given score
+when fewer than three other lines are left: a single nvidia-smi error line must be sure): kernel-log lines (e.g.
+`nvidia-smi; dmesg | grep -i xid`, the table and the Xid lines judged apart), and torchrun's elastic agent reporting
+a rank's end among that job's NCCL log (held-out round 284: NCCL came up, then local_rank 2 was killed, exitcode -9),
+judged as the launcher's output."""
 
 
 def _merge_same_kind(parts: list[Part]) -> list[Part]:
