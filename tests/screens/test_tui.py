@@ -1969,12 +1969,15 @@ async def test_confirm_moves_on_and_n_crosses_stages_to_the_first_open_step(stat
         await pilot.press("n")  # the Plan stage's last step: on to Grounding's first open step
         await pilot.pause()
         assert app.screen.step_id == "grounding.install_order"
+        # the toast, once posted (stop 55's first CI, ecfaa40 on a loaded machine, read the notifications before it was there)
+        await wait_until(pilot, lambda: any("Stage 2/10: Grounding" in str(n.message) for n in app._notifications))
         assert any("Stage 2/10: Grounding" in str(n.message) for n in app._notifications)
         last = app.build.steps()[-1].id
         app.screen.show_step(last)
         await pilot.press("n")
         await pilot.pause()
         assert app.screen.step_id == last
+        await wait_until(pilot, lambda: any("last step of the build" in str(n.message) for n in app._notifications))
         assert any("last step of the build" in str(n.message) for n in app._notifications)
         await pilot.press("n", "n", "n")  # walk 28 #11: the same words again replace the toast, not stack on it
         await pilot.pause()

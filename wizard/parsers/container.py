@@ -434,6 +434,9 @@ def detect_k8s_node(text: str) -> float:
     if (re.search(r"^Allocated resources:", head, re.M) and re.search(r"^\s+Resource\s+Requests\s+Limits", head, re.M)
             and re.search(r"\bnvidia-device-plugin", head)):  # an excerpt: the device plugin's pod and the table
         return 0.9
+    if re.search(r"^Conditions:\s*\n\s+Type\s+Status\s+LastHeartbeatTime\b", head, re.M) and re.search(
+            r"^\s+[A-Z]\w+\s+(?:True|False|Unknown)\s+\w{3}, \d", head, re.M):
+        return 0.9  # the node's Conditions table cut out of the description
     gpu_line = re.search(r"^\s+nvidia\.com/gpu:\s+\d{1,6}\s*$", head, re.M)
     if blocks and gpu_line:  # the Capacity/Allocatable blocks alone
         return 0.9

@@ -814,6 +814,10 @@ def parse_dcgm_exporter(text: str) -> DcgmDmon:
                 d.problems.append(line[:300])
                 continue
             value = f"{smp.value:.0f}" if float(smp.value).is_integer() else f"{smp.value:g}"
+            if "XID" in smp.name and str(smp.labels.get("xid", "")).isdigit():
+                # dcgm-exporter's Xid count series (DCGM_EXP_XID_ERRORS_COUNT, one series per Xid with an xid label: the
+                # Xids seen within its window): read as the Xid's number where the count is above 0, as the last-Xid field
+                value = str(smp.labels["xid"]) if smp.value > 0 else "0"
             cols[smp.name] = None
             d.samples.append(DmonSample("GPU", gpu, {smp.name: value}, line if len(line) <= 400 else line[:400]))
     _set(d, "columns", list(cols))

@@ -472,13 +472,15 @@ NV_GPU_BUS_RE = lazy_re(r"(?:NVRM: (?:The NVIDIA )?GPU(?: at)? (?:PCI:)?|PCI:|nv
 PCI_ID_RE = lazy_re(r"\(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
 RMINIT_RE = lazy_re(r"RmInitAdapter failed|rm_init_adapter failed|RmInitAdapter: .*(?:fail|Cannot)|"
                     r"RM cannot boot|FSP boot cmds failed|Error preparing GSP-RM image|GSP firmware image version mismatch|"
-                    r"kgspBootstrap\w*: Timeout waiting for GSP",
+                    r"kgspBootstrap\w*: Timeout waiting for GSP|returned from kgspWaitForRmInitDone\b",
                     re.I)
 """The driver could not bring the GPU up: RmInitAdapter failing, on Hopper and later the GPU's FSP refusing the
 driver's boot commands ("kfspSendBootCommands_GH100: FSP boot cmds failed. RM cannot boot.": held-out round 57), or
 the GSP firmware file of another driver version than the module ("_kgspFwContainerVerifyVersion: GSP firmware image
 version mismatch", "kgspInitRm_IMPL: Error preparing GSP-RM image": held-out round 187), or the GSP never booting
-("kgspBootstrapRiscvOSEarly_GH100: Timeout waiting for GSP target mask release": held-out round 281)."""
+("kgspBootstrapRiscvOSEarly_GH100: Timeout waiting for GSP target mask release": held-out round 281), or GSP-RM
+booting but never reporting its initialisation done (an assertion on the status "returned from
+kgspWaitForRmInitDone(pGpu, pKernelGsp)": held-out round 310, NV_ERR_OPERATING_SYSTEM)."""
 OPEN_RM_REFUSED_RE = lazy_re(r"Open nvidia\.ko is only ready for use on Data Center GPUs", re.I)
 """The open kernel module refusing a GeForce or workstation GPU in a release where their support was not yet
 enabled by default (the NVIDIA driver README, "Using the open kernel modules", kernel_open.html: the
@@ -625,7 +627,10 @@ OOPS_RE = lazy_re(r"^(?:BUG: |kernel BUG at|Oops: |Kernel panic|general protecti
 """Kernel reports of a fault in kernel code: oops/BUG/panic, WARNINGs, hung tasks, lockups and RCU stalls, UBSAN, and
 hardened usercopy's (mm/usercopy.c, CONFIG_HARDENED_USERCOPY) copy from or to a slab object outside its whitelist (a
 module not written for this kernel: a warning with the fallback, a BUG without)."""
-GPU_DRIVER_RE = lazy_re(r"^(?:NVRM|nvidia[\w-]*|\[drm\] \[nvidia-drm\]|NVLink|nvlink)[:\s]", re.I)
+GPU_DRIVER_RE = lazy_re(r"^(?:NVRM|nvidia[\w-]*|\[drm\] \[nvidia-drm\]|\[drm:\w+ \[nvidia_drm\]\]|NVLink|nvlink)[:\s]", re.I)
+"""A line of the NVIDIA driver's modules, nvidia-drm's included in both its forms ("[drm] [nvidia-drm] ..." and the
+DRM core's error form "[drm:nv_drm_load [nvidia_drm]] *ERROR* [nvidia-drm] [GPU ID 0x00000100] Failed to allocate
+NvKmsKapiDevice": held-out round 310)."""
 ERROR_WORD_RE = lazy_re(r"\b(?:error|errors|fail|failed|failure|fault|timed ?out|timeout|assert(?:ion)?|"
                            r"corrupt\w*|invalid|unable|cannot|can't|bad|halt(?:ed)?|hang|hung|lost|not responding)\b", re.I)
 AER_SEVERITY_NORMAL = {"corrected": "corrected", "correctable": "corrected",

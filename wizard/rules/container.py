@@ -356,6 +356,20 @@ def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                                                 conds=", ".join(pressure)), who, cond_ev,
                            "Free memory, disk or PIDs on the node (`kubectl describe node` gives each condition's "
                            "message), then check the condition turns False.", SRC_K8S_NODE))
+    agent = [f"{k} {v}" for k, v in node.conditions.items() if k not in ("Ready", *K8S_PRESSURE)
+             and ((k.endswith("Ready") and v in ("False", "Unknown")) or (not k.endswith("Ready") and v == "True"))]
+    if agent:
+        # conditions a node-health agent adds (node-problem-detector: KernelDeadlock, ReadonlyFilesystem, true = a
+        # problem; the EKS node monitoring agent: AcceleratedHardwareReady, NetworkingReady, false = a problem)
+        out.append(Finding("driver.k8s_node", Verdict.WARN, Msg("{who}: a node-health agent's condition says a problem: "
+                                                                "{conds}", who=who, conds=", ".join(agent)), who,
+                           tuple(ln for ln in node.lines if ln.split()[:1] and ln.split()[0] in
+                                 {a.split()[0] for a in agent})[:6],
+                           "Read the condition's reason and message (`kubectl describe node`), and the agent's pod log on "
+                           "this node; fix what it names, then check the condition clears.",
+                           f"{SRC_K8S_NODE}; kubernetes/node-problem-detector README (custom conditions, problem when "
+                           "True: https://github.com/kubernetes/node-problem-detector); Amazon EKS User Guide, node health "
+                           "(the node monitoring agent's conditions such as AcceleratedHardwareReady: false = a problem)"))
     if node.unschedulable:
         out.append(Finding("driver.k8s_node", Verdict.WARN, Msg("{who} is cordoned (Unschedulable: true): no new pod "
                                                                 "lands here", who=who), who,
@@ -414,8 +428,11 @@ def judge_k8s_node_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                "On a GPU node: check the device plugin's pod on it (`kubectl get pods -n gpu-operator -o "
                                "wide`) and its log; it registers nvidia.com/gpu once the driver and toolkit work.",
                                SRC_K8S_NODE))
-        return out or [Finding("driver.k8s_node", Verdict.PASS, Msg("{who}: Ready, no pressure condition", who=who), who,
-                               cond_ev, "", SRC_K8S_NODE)]
+        return out or [Finding("driver.k8s_node", Verdict.PASS, Msg("{who}: Ready, no pressure condition", who=who) if ready
+                               else Msg("{who}: no problem in the conditions shown ({conds}); its Ready condition is not "
+                                        "in this excerpt", who=who, conds=", ".join(f"{k} {v}" for k, v in
+                                                                                     node.conditions.items())),
+                               who, cond_ev or tuple(node.lines[:4]), "", SRC_K8S_NODE)]
     short = {k: (cap[k], alloc.get(k, 0)) for k in cap if k in alloc and alloc[k] < cap[k]}
     if short:
         # the device plugin withdraws a GPU from Allocatable when its health check sees a critical Xid on it (NVIDIA

@@ -762,7 +762,10 @@ SRC_EXPORTER = ("NVIDIA dcgm-exporter (https://github.com/NVIDIA/dcgm-exporter):
                 "named after dcgm_fields.h (DCGM_FI_DEV_XID_ERRORS: the value of the last Xid; "
                 "DCGM_FI_DEV_PCIE_REPLAY_COUNTER; DCGM_FI_DEV_ECC_SBE/DBE_VOL/AGG_TOTAL; DCGM_FI_DEV_C2C_LINK_STATUS: "
                 "the NVLink-C2C link to the Grace CPU, 1 active, 0 inactive)")
-_XID_COL = lazy_re(r"^XIDER|^DCGM_FI_DEV_XID_ERRORS$", re.I)
+_XID_COL = lazy_re(r"^XIDER|^DCGM_FI_DEV_XID_ERRORS$|^DCGM_(?:EXP|FI_DEV)_XID_ERRORS_(?:COUNT|ACTIVE)$", re.I)
+"""The last Xid (dmon's XIDER, the exporter's DCGM_FI_DEV_XID_ERRORS), and the exporter's per-Xid count within its
+window (DCGM_EXP_XID_ERRORS_COUNT with an xid label; DCGM_FI_DEV_XID_ERRORS_ACTIVE in NVIDIA/dcgm-exporter#239), which
+:func:`wizard.parsers.dcgm.parse_dcgm_exporter` reads as the Xid's number where its count is above 0."""
 _REPLAY_COL = lazy_re(r"^RPCTR$|^DCGM_FI_DEV_PCIE_REPLAY_COUNTER$", re.I)
 _ECC_COL = lazy_re(r"^E([SD])([VA])(TL|L1|L2|DV|RG|TX|SHM|CBU|SRM)$|^DCGM_FI_DEV_ECC_([SD])BE_([VA])(?:OL|GG)_TOTAL$",
                    re.I)
@@ -794,7 +797,8 @@ def _xid_verdict(code: int) -> tuple[Verdict, str, str, str]:
 
     row = x.xid_rows().get(code)
     if row is None:
-        return (Verdict.WARN, "not in bringup's table", f"Look Xid {code} up in the NVIDIA Xid catalog.", x.SRC_XID)
+        return (Verdict.WARN, Msg.plain(N_("an Xid bringup's table does not list")),
+                Msg("Look Xid {code} up in the NVIDIA Xid catalog.", code=code), x.SRC_XID)
     verdict, label, remedy, source = x._xid_judgement(code, row, [], x.severity_rows(), x.bucket_rows())
     return verdict, (row.get("description") or row.get("name") or "") + (f"; {label}" if label else ""), remedy, source
 
@@ -848,8 +852,12 @@ def judge_dmon(d: Any, text: str, exp: Mapping[str, Any]) -> list[Finding]:
                 for code in codes:
                     verdict, meaning, remedy, source = _xid_verdict(code)
                     lines = [ln for v, ln in vals if v == code]
-                    out.append(Finding("health.xid", verdict, Msg("DCGM's last Xid on {ent} {eid}: Xid {code} ({meaning}); the field keeps the last Xid "
-                                                                  "since DCGM started watching (the kernel log says when)", ent=ent, eid=eid, code=code, meaning=meaning), subj, tuple(dict.fromkeys([lines[0], lines[-1]])), remedy,
+                    said = (Msg("DCGM's last Xid on {ent} {eid}: Xid {code} ({meaning}); the field keeps the last Xid "
+                                "since DCGM started watching (the kernel log says when)", ent=ent, eid=eid, code=code, meaning=meaning)
+                            if col.upper() in ("XIDER", "DCGM_FI_DEV_XID_ERRORS") else
+                            Msg("dcgm-exporter counts Xid {code} on {ent} {eid} within its window ({col}): {meaning}",
+                                code=code, ent=ent, eid=eid, col=col, meaning=meaning))
+                    out.append(Finding("health.xid", verdict, said, subj, tuple(dict.fromkeys([lines[0], lines[-1]])), remedy,
                                        f"{source}; {src}", key=f"dcgm-xid:{ent}{eid}:{code}"))
             if clean:
                 out.append(Finding("health.xid", Verdict.PASS, Msg("DCGM reports no Xid on {clean} ({col} 0)", clean=', '.join(dict.fromkeys(clean)), col=col),

@@ -423,7 +423,7 @@ def judge_persistenced_unit(u: Unit | None, source: str) -> list[Finding]:
     ev = tuple([source] + u.lines[:8])
     if u.active != "active":
         tail = f" ({u.result})" if u.result and u.result != "success" else ""
-        return [Finding("driver.persistenced", Verdict.WARN, Msg("nvidia-persistenced is {a1}{tail}", a1=u.active or 'not running', tail=tail),
+        return [Finding("driver.persistenced", Verdict.WARN, Msg("nvidia-persistenced is {a1}{tail}", a1={'': 'not running', 'inactive': 'not running (inactive)'}.get(u.active, u.active), tail=tail),
                         "host", ev + tuple(u.log[-4:]), "`sudo systemctl enable --now nvidia-persistenced`; if it fails, "
                         "read `journalctl -u nvidia-persistenced` (the driver must be loaded).", SRC_PERSIST)]
     if "--no-persistence-mode" in u.exec_start or any("--no-persistence-mode" in ln for ln in u.lines):
@@ -432,7 +432,11 @@ def judge_persistenced_unit(u: Unit | None, source: str) -> list[Finding]:
                         "Start the daemon with --persistence-mode (a systemd drop-in overriding ExecStart), or enable it "
                         "per GPU with `sudo nvidia-smi -pm 1` while the daemon runs.", SRC_PERSIST)]
     fin = ('' if u.unit_file in ('enabled', 'static', 'enabled-runtime', 'indirect', 'alias') or not u.unit_file else Msg(' but its unit is {unit_file} (it will not start at boot)', unit_file=u.unit_file))
-    return [Finding("driver.persistenced", Verdict.WARN if fin else Verdict.PASS, Msg("nvidia-persistenced is active{fin}", fin=fin),
+    reg = [ln for ln in u.log if re.search(r"nvidia-persistenced(?:\[\d+\])?: device \S+ - registered$", ln)]
+    # the daemon's own line per GPU it holds open (nvidia-persistenced.c: "device %s - registered")
+    held = Msg("; it registered {n} GPU(s)", n=len(reg)) if reg else ""
+    ev += tuple(x for x in reg[:8] if x not in ev)
+    return [Finding("driver.persistenced", Verdict.WARN if fin else Verdict.PASS, Msg("nvidia-persistenced is active{fin}", fin=fin) + held,
                     "host", ev, (Msg('`sudo systemctl enable nvidia-persistenced`') if fin else ''), SRC_PERSIST)]
 
 
@@ -888,7 +892,7 @@ def judge_service_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     if not findings:
         if mism:
             m = mism[0]
-            return [Finding("driver.fabric_manager", Verdict.FAIL, Msg("Fabric Manager {group} does not match the driver {group2}", group=m.group('fm'), group2=m.group('drv')), "host", (m.group(0),),
+            return [Finding("driver.fabric_manager", Verdict.FAIL, Msg("Fabric Manager {group} does not match the driver {group2} (version mismatch): it refuses to start", group=m.group('fm'), group2=m.group('drv')), "host", (m.group(0),),
                             Msg("Install Fabric Manager {group}.", group=m.group('drv')), SRC_FM)]
         start = fm_start_failure(text)
         if start is not None:

@@ -462,7 +462,9 @@ def _lscpu_numa(f: LscpuFacts, exp: Mapping[str, Any]) -> list[Finding]:
     nev = tuple([f.lines["NUMA node(s)"]] if "NUMA node(s)" in f.lines else []) + tuple(
         f.lines[k] for k in f.lines if k.startswith("NUMA node") and k != "NUMA node(s)")
     found = _numa_verdict(nodes, len(with_cpus) if f.numa_cpus else None, without, exp, nev[:16])
-    cpu_nodes = len(with_cpus) if f.numa_cpus else nodes
+    # a paste cut inside the "NUMA nodeN CPU(s)" lines (fewer lines than "NUMA node(s)" says) counts the nodes it states
+    listed = bool(f.numa_cpus) and (f.numa_nodes is None or len(f.numa_cpus) >= f.numa_nodes)
+    cpu_nodes = len(with_cpus) if listed else nodes
     if found.verdict is Verdict.PASS and f.sockets and cpu_nodes < f.sockets and not exp.get("numa_nodes"):
         # each socket has its own memory controllers, so Linux shows at least one node per socket unless the BIOS
         # interleaves memory across the sockets (NUMA off, "node interleaving") or a socket has no memory of its own

@@ -377,6 +377,9 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
             gsp_image = next((m for ln in evidence for m in [_GSP_IMAGE.search(ln)] if m), None)
             if gsp_image is not None:  # the firmware file is another driver version's: not the GPU
                 what.append(Msg.plain(N_("its GSP firmware file is of another driver version than the kernel module")))
+            elif "rminit" in whats and not any(re.search(r"RmInitAdapter|rm_init_adapter", ln, re.I) for ln in evidence) and any(
+                    "kgsp" in ln for ln in evidence):  # the GSP's own boot failing before RmInitAdapter says anything
+                what.append(Msg.plain(N_("its GSP firmware never finished booting")))
             elif "rminit" in whats:
                 what.append(Msg.plain(N_("RmInitAdapter failed")))
             if "bar_invalid" in whats:

@@ -177,6 +177,13 @@ IB_SLOWEST_GBIT_S = 100.0
 IB_SLOWEST_FLOOR_GB_S = MULTINODE_NIC_FRACTION * IB_SLOWEST_GBIT_S / 8
 """A multi-node ring collective over NET/IB below this (GB/s) is slow whatever the port rate, short of a pre-EDR fabric."""
 SRC_IB_RATES = "InfiniBand Trade Association, InfiniBand roadmap (https://www.infinibandta.org/infiniband-roadmap/)"
+STALL_GB_S = 0.5 * 1.0 / 8
+"""Half of what one gigabit Ethernet port carries at line rate, in GB/s (IEEE 802.3ab 1000BASE-T: 1 Gb/s = 0.125 GB/s):
+any collective whose algbw and busbw both stay below it at :data:`STALL_MIN_BYTES` or more is stalled, whatever
+collective, GPUs or network it ran on (held-out round 304: a 4-rank alltoall at 0.02 GB/s, 0.6 s per 16 MiB)."""
+STALL_MIN_BYTES = 16 << 20
+"""At 16 MiB a gigabit port at line rate takes 0.13 s, thousands of times a fabric's per-operation latency
+(microseconds): a rate below :data:`STALL_GB_S` there is not the message size."""
 FABRIC_GPU_MIN_BYTES = 64 << 20
 """The largest message (bytes) a multi-node run of fabric-class GPUs must reach before a busbw below
 :data:`IB_SLOWEST_FLOOR_GB_S` is judged: at 64 MiB a 100 Gb/s-class link already runs near its rate (nccl-tests
@@ -682,6 +689,14 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
         floor, soft_floor, min_bytes = PCIE_LOWER_BOUND_GB_S, True, FABRIC_GPU_MIN_BYTES
         floor_desc = (Msg('0.7 x the ~12.6 GB/s a PCIe Gen3 x16 link carries in practice, the slowest path between two GPUs of a training node (derived; no floor is known for this system, so this is a lower bound): GPUs that cannot use P2P (GeForce cards, ACS/IOMMU redirecting peer traffic, a VM without P2P) stage every transfer through host memory'))
         floor_src = SRC_PCIE_BOUND
+    if (floor is None and n != 1 and big.size_b >= STALL_MIN_BYTES and judged < STALL_GB_S
+            and big.oop.algbw_gb_s is not None and big.oop.algbw_gb_s < STALL_GB_S):
+        floor, min_bytes = STALL_GB_S, STALL_MIN_BYTES
+        floor_desc = Msg("{gb_s:g} GB/s, half of what one gigabit Ethernet port carries at line rate: no GPU interconnect "
+                         "or training network runs this slow, so the collective is stalled (a rank waiting on a dead "
+                         "or flapping link, a proxy thread starved, a socket fallback over a congested management "
+                         "network)", gb_s=STALL_GB_S)
+        floor_src = "IEEE 802.3ab (1000BASE-T, 1 Gb/s)"
     src = f"{SRC_D4}; {SRC_PERF}" + (f"; {floor_src}" if floor_src else "")
     if n == 1:
         findings.append(Finding(fid, Verdict.UNKNOWN,
@@ -946,7 +961,7 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "NCCL_P2P_DISABLE is not set, and PCIe ACS on the bridges above the GPUs (`sudo lspci "
                                 "-vvv | grep -i acsctl`: SrcValid+ redirects peer traffic); in a container, the IPC "
                                 "namespace (--ipc=host).", f"{SRC_E6}; {NCCL_ENV_URL} (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL)"))
-    if lg.gdr_disabled and (lg.uses_ib or any("NET/IB" in x for x in lg.gdr_disabled)):  # NET/IB's own line
+    if lg.gdr_disabled and (lg.uses_ib or any("NET/IB" in x or "NET/OFI" in x for x in lg.gdr_disabled)):  # the net's own line
         findings = [f for f in findings if not (f.id == "multinode.transport" and f.verdict is Verdict.PASS)]
         hcas = list(dict.fromkeys(m.group(1) for ln in lg.gdr_disabled for m in [re.search(r"HCA \d+ '([^']+)'", ln)]
                                   if m))
@@ -954,11 +969,17 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 Msg("NCCL says GPUDirect RDMA is disabled for {a1}: data between nodes is staged through host "
                                     "memory, which costs bandwidth and CPU (nothing lost on one node, where GPUs talk over "
                                     "NVLink/PCIe)", a1=', '.join(hcas) or 'its HCAs'), subject, tuple(lg.gdr_disabled[:4]),
-                                "Load nvidia-peermem (`sudo modprobe nvidia-peermem`; in the GPU Operator set "
-                                "driver.rdma.enabled) or use DMA-BUF (open kernel modules, kernel 5.12+, NCCL 2.19+), "
-                                "check NCCL_NET_GDR_LEVEL is not forcing it off, then look for /GDRDMA on the "
-                                "'via NET/IB' channel lines.", f"{SRC_E1}; {NCCL_ENV_URL} (NCCL_NET_GDR_LEVEL); NVIDIA "
-                                "GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/)"))
+                                ("Load nvidia-peermem (`sudo modprobe nvidia-peermem`; in the GPU Operator set "
+                                 "driver.rdma.enabled) or use DMA-BUF (open kernel modules, kernel 5.12+, NCCL 2.19+), "
+                                 "check NCCL_NET_GDR_LEVEL is not forcing it off, then look for /GDRDMA on the "
+                                 "'via NET/IB' channel lines." if not any("NET/OFI" in x for x in lg.gdr_disabled) else
+                                 "The libfabric provider cannot read and write GPU memory here (FI_HMEM): check that this "
+                                 "instance type and provider support GPUDirect RDMA (`fi_info -p efa -v | grep -i hmem`), "
+                                 "that aws-ofi-nccl finds the CUDA driver, and that the NCCL_PROTO=simple it forces is "
+                                 "accounted for in the bandwidth you expect."),
+                                f"{SRC_E1}; {NCCL_ENV_URL} (NCCL_NET_GDR_LEVEL); NVIDIA "
+                                "GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/); aws-ofi-nccl "
+                                "README (https://github.com/aws/aws-ofi-nccl)"))
     ib_ch = [c for c in lg.channels_net if "NET/IB" in c]
     with_gdr = [c for c in ib_ch if "GDRDMA" in c]
     if with_gdr and len(with_gdr) < len(ib_ch) and not lg.nic_far and not lg.gdr_disabled:
@@ -986,16 +1007,32 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "socket (HGX boards have one per GPU pair), or run the ranks on the GPUs near the NIC; "
                                 "raising NCCL_NET_GDR_LEVEL lets GPUDirect RDMA cross the sockets, usually slower than "
                                 "staging.", f"{SRC_E1}; {NCCL_ENV_URL} (NCCL_NET_GDR_LEVEL)"))
-    if lg.p2p_disabled:
-        pairs = list(dict.fromkeys(m.group(0) for ln in lg.p2p_disabled
+    nvl_off = [ln for ln in lg.p2p_disabled if "NVLINK connected" in ln]
+    if nvl_off:
+        # NCCL (src/graph/paths.cc, ncclTopoCheckP2p): GPUs joined by NVLink whose NVML P2P status is not OK is "probably
+        # due to a hardware issue": NCCL WARNs and returns ncclUnhandledCudaError, the communicator never forms
+        pairs = list(dict.fromkeys(m.group(0) for ln in nvl_off for m in [re.search(r"GPUs \d+ and \d+", ln)] if m))
+        findings.append(Finding("health.p2p", Verdict.FAIL,
+                                Msg("NCCL found {pairs} joined by NVLink but peer-to-peer disabled between them, which it "
+                                    "treats as a hardware problem: it stops (ncclUnhandledCudaError) unless "
+                                    "NCCL_IGNORE_DISABLED_P2P=1", pairs=SEMICOLON.join(pairs[:3]) or "GPUs"), subject,
+                                tuple(nvl_off[:4]),
+                                "Read `nvidia-smi nvlink -s` and `nvidia-smi topo -p2p n` for that pair and the kernel log "
+                                "(`dmesg | grep -e NVRM -e Xid`); on an NVSwitch board check that nvidia-fabricmanager runs "
+                                "at the driver's version; reset the GPUs or reboot, then run again.",
+                                f"{SRC_E6}; NVIDIA/nccl src/graph/paths.cc (ncclTopoCheckP2p: NVML's P2P read/write status "
+                                "not OK between NVLink-connected GPUs -> WARN 'P2P is disabled between NVLINK connected GPUs "
+                                "... probably due to a hardware issue', return ncclUnhandledCudaError)"))
+    if [ln for ln in lg.p2p_disabled if ln not in nvl_off]:
+        pairs = list(dict.fromkeys(m.group(0) for ln in lg.p2p_disabled if ln not in nvl_off
                                    for m in [re.search(r"dev \d+\(=\w+\) and dev \d+\(=\w+\)|GPUs \d+ and \d+", ln)]
                                    if m))
         findings.append(Finding("health.p2p", Verdict.WARN,
                                 Msg("NCCL does not use peer-to-peer between {a1} GPU pair(s) ({a2}): the CUDA driver refuses "
                                     "peer access (cudaDeviceCanAccessPeer says no) or the path is beyond NCCL_P2P_LEVEL, so "
                                     "those pairs go through host shared memory (slower), and with PCIe ACS redirecting peer "
-                                    "traffic collectives can hang", a1=len(pairs) or len(lg.p2p_disabled), a2=SEMICOLON.join(pairs[:3])), subject,
-                                tuple(lg.p2p_disabled[:6]),
+                                    "traffic collectives can hang", a1=len(pairs) or len(lg.p2p_disabled) - len(nvl_off), a2=SEMICOLON.join(pairs[:3])), subject,
+                                tuple([ln for ln in lg.p2p_disabled if ln not in nvl_off][:6]),
                                 "Check `nvidia-smi topo -p2p r` (OK for every pair on a board that supports P2P) and "
                                 "PCIe ACS on the bridges above the GPUs (`sudo lspci -vvv | grep -i acsctl`: SrcValid+ "
                                 "redirects peer traffic; disable ACS or the IOMMU in the BIOS on bare metal). GeForce "

@@ -139,6 +139,12 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                 findings.append(Finding(fid, Verdict.UNKNOWN, Msg("GPU {index} ({name}): this output elides links ('[...]'); {act} shown active of the {exp} "
                                                                   "expected on {sku}", index=g.index, name=g.name, act=act, exp=exp, sku=row['sku']),
                                         subj, tuple(ev), "Paste the whole `nvidia-smi nvlink -s`.", SRC_NVLINK))
+            elif rep.cut and g is rep.gpus[-1] and not inactive:
+                findings.append(Finding(fid, Verdict.UNKNOWN, Msg("GPU {index} ({name}): the paste ends inside this GPU's link list "
+                                                                  "({act} shown active of the {exp} expected on {sku}; nvidia-smi lists "
+                                                                  "an inactive link as <inactive>, not by leaving it out)",
+                                                                  index=g.index, name=g.name, act=act, exp=exp, sku=row['sku']),
+                                        subj, tuple(ev), "Paste the whole `nvidia-smi nvlink -s`.", SRC_NVLINK))
             elif mode == "bridge_optional" and act == 0:
                 findings.append(Finding(fid, Verdict.WARN, Msg("GPU {index} ({name}): no NVLink active (0 of {exp}); expected only if no NVLink bridge is "
                                                                "fitted on this {sku}", index=g.index, name=g.name, exp=exp, sku=row['sku']), subj,
@@ -166,7 +172,7 @@ def nvlink(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
             subj = gpu_subject(g.index)
             if most == 0:
                 findings.append(Finding(fid, Verdict.WARN, Msg("GPU {index} ({name}): no NVLink active and bringup has no expected link count for this SKU", index=g.index, name=g.name), subj, tuple(ev), (_nvlink_remedy('') + Msg(' Set gpu_model in the plan so bringup knows whether this SKU has NVLink.')), SRC_NVLINK))
-            elif act < most and not (rep.ellipsis and not g.inactive):
+            elif act < most and not ((rep.ellipsis or (rep.cut and g is rep.gpus[-1])) and not g.inactive):
                 findings.append(Finding(fid, Verdict.FAIL, (Msg("GPU {index} ({name}): {act} NVLink links active, fewer than the {most} of this node's other GPUs; inactive: ", index=g.index, name=g.name, act=act, most=most) + (', '.join(f'link {k}' for k in g.inactive) or 'not listed')), subj,
                                         tuple(ev), _nvlink_remedy("all"), SRC_NVLINK,
                                         measured=measure(act, most, "links", "at_least", f"GPU {g.index} active NVLink "

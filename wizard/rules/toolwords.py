@@ -156,6 +156,9 @@ _BENIGN = lazy_re(r"\b0 (?:errors?|failed)\b|\bno errors?\b|\bfailed:? 0\b|\berr
                   r"|\] (?:Please NOTE: )?device: \d+, (?:GPU Compute Capability|cuDNN Version)"
                   # torchrun's banner around its OMP_NUM_THREADS notice: a row of stars at level WARNING
                   r"|\[?WARNING\]?:?\s*\*{10,}\s*$|Setting OMP_NUM_THREADS environment variable for each process"
+                  # ... and the same banner in glog form ("W0518 13:54:47.635000 2366 torch/distributed/run.py:851]
+                  # ****", and its empty line): torchrun 2.x logs it so (held-out round 303)
+                  r"|^\s*W\d{4} [\d:.]+\s+\d+ \S+:\d+\]\s*(?:\*{10,})?\s*$"
                   # PMIx's shared-memory data store lock message, printed by every rank of an Open MPI 4 job when its
                   # dstore lock is torn down; the job's own results are unaffected (held-out round 242: complete
                   # nccl-tests runs under it); PMIX_MCA_gds=hash silences it
@@ -521,7 +524,7 @@ def _xid_and_unhealthy(lines: list[str]) -> Finding | None:
         verdict = v if v.rank > verdict.rank else verdict
         meaning = cls.get("meaning", "")
         said.append(f"Xid {code}" + (Msg(" ({description}: {meaning})", description=row['description'],
-                                         meaning=f"{meaning[:1].lower()}{meaning[1:]}") if row else
+                                         meaning=Msg.plain(meaning)) if row else
                                      Msg(" (not in bringup's Xid table: look it up in NVIDIA's Xid catalog)")))
         if row.get("source"):
             sources.insert(0, row["source"])
@@ -576,6 +579,16 @@ SRC_VERBS = ("ibv_modify_qp(3) and ibv_create_qp(3) man pages, rdma-core "
              "(https://man7.org/linux/man-pages/man3/ibv_modify_qp.3.html): a queue pair moves RESET -> INIT -> RTR "
              "(ready to receive: the remote's address, QP number and path) -> RTS; the call returns an errno on failure; "
              "errno 110 = ETIMEDOUT (errno(3))")
+
+
+_LINKER = lazy_re(r"symbol lookup error: .*?: undefined symbol: (?P<sym>\S+)"
+                  r"|error while loading shared libraries: (?P<lib>\S+?): cannot open shared object file")
+"""The dynamic linker refusing to run a program (ld.so(8)): a symbol the program needs is in none of the libraries it
+loaded (a library of another version than the build's; held-out round 304: all_reduce_perf built against a newer NCCL,
+"undefined symbol: ncclRedOpCreatePreMulSum"), or a library it needs is not found."""
+SRC_LDSO = ("ld.so(8) man page (https://man7.org/linux/man-pages/man8/ld.so.8.html): the dynamic linker resolves a "
+            "program's shared libraries and symbols at start-up (LD_LIBRARY_PATH, the ldconfig cache) and stops it when "
+            "one is missing")
 
 
 def _verbs_failure(lines: list[str]) -> Finding | None:
@@ -745,6 +758,21 @@ def judge(text: str) -> list[Finding]:
     verbs = _verbs_failure(lines)
     if verbs is not None:
         return [verbs]
+    linker = list(dict.fromkeys(ln.strip() for ln in lines if _LINKER.search(ln)))
+    if linker:
+        m = _LINKER.search(linker[0])
+        assert m is not None
+        return [Finding("explain.program_said", Verdict.FAIL,
+                        Msg("the program could not run: the dynamic linker stopped it ({n} time(s)): {quote}; the "
+                            "library it loaded is {what}", n=sum(1 for ln in lines if _LINKER.search(ln)),
+                            quote=_quote(linker),
+                            what=(Msg("another version than the one it was built against (no symbol {sym} in it)",
+                                      sym=m.group("sym")) if m.group("sym") else
+                                  Msg("missing ({lib} is not on the library path)", lib=m.group("lib")))),
+                        "input", tuple(linker[:5]),
+                        Msg("`ldd <program>` shows which file each library resolves to: point LD_LIBRARY_PATH at the "
+                            "library the program was built against (for nccl-tests, the NCCL of NCCL_HOME at build "
+                            "time), or rebuild the program against the one installed; then run it again."), SRC_LDSO)]
     failed = _hits(lines, _FAIL)
     none_found = [ln.strip() for ln in lines if _NO_DEVICES.search(ln)]
     cuda = _cuda_errors(lines)
