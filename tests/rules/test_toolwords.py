@@ -45,9 +45,14 @@ def test_counts_of_zero_errors_are_not_failures_and_plain_text_says_nothing():
 
 
 def test_explain_uses_the_programs_words_only_for_unrecognised_input():
-    r = explain_text(text(PUBLIC / "unrecognised__slurmd-gres-dev-nvidia0-missing.txt"))
+    r = explain_text(text(PUBLIC / "unrecognised__polaris-offline-xid74-reseat.txt"))
     assert r.kind is None and r.verdict is Verdict.FAIL
     assert [f.id for f in r.findings] == ["explain.program_said"]
+    # slurmd's missing /dev/nvidia0 became its log's own rule (held-out round 314): judged there, not by these words
+    r = explain_text(text(PUBLIC / "unrecognised__slurmd-gres-dev-nvidia0-missing.txt"))
+    assert r.kind == "slurmd-log" and r.verdict is Verdict.FAIL
+    assert not any(f.id == "explain.program_said" for f in r.findings)
+    assert any("/dev/nvidia0" in f.message for f in r.findings)
     # the device plugin's log became a kind of its own (held-out round 137): its rules judge it now
     r = explain_text(text(PUBLIC / "unrecognised__device-plugin-no-devices-found.txt"))
     assert r.kind == "k8s-device-plugin-log" and [f.id for f in r.findings] == ["driver.k8s_node"]

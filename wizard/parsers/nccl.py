@@ -411,6 +411,9 @@ class NcclLog:
     ib_open_failed: list[str] = field(default_factory=list)
     channels_net: list[str] = field(default_factory=list)  # "via NET/IB/0/GDRDMA" lines
     completion_errors: list[tuple[int | None, str]] = field(default_factory=list)
+    ofi_errors: list[str] = field(default_factory=list)
+    """aws-ofi-nccl's "NET/OFI Request 0x... completed with error. RC: 20. Error: ...": a transfer over the libfabric
+    network (EFA) ended in an error completion, as "Got completion with error" on NET/IB."""
     nvls_failures: list[str] = field(default_factory=list)
     cuda_failures: list[str] = field(default_factory=list)
     watchdog: list[str] = field(default_factory=list)
@@ -470,6 +473,7 @@ _NCCL_LINE = lazy_re(r"(?:^|\s)(?P<host>[\w.\-]+)(?::(?P<pid>\d+):(?P<tid>\d+) \
                         r"| \[\d+\] [\w/.\-]+\.(?:cu|cc|cpp|c|h):\d+ )(?:NCCL )?(?P<level>INFO|WARN|TRACE|ABORT)\b")
 """host:pid:tid [dev] [file:line] NCCL LEVEL ...; NCCL 2.3 and older print "file:line WARN" without "NCCL", and NCCL
 2.1 neither pid nor tid (``machine [0] misc/ibvwrap.cu:269 WARN Call to ibv_create_qp failed``)."""
+_OFI_COMPLETION = lazy_re(r"NET/OFI (?:Request \S+ )?completed with error|NET/OFI .*\bcompletion error\b", re.I)
 _IB_DEV = lazy_re(r"\[\d+\]([\w.\-]+):(\d+)/(IB|RoCE)((?:/[A-Za-z]+)*)")
 _IFACE = lazy_re(r"(?:\[\d+\])?([\w.\-]+):[\d.a-fA-F:]+(?:%[\w.\-]+)?<\d+>")
 """``[1]veth25f2e72:fe80::380d:bfff:fe5b:54d2%veth25f2e72<0>``: an interface, its address (an IPv6 link-local one
@@ -669,9 +673,10 @@ def parse_nccl_log(text: str) -> NcclLog:
         v = re.search(r"NCCL version (\d+\.\d+\.\d+\S*)", s)
         if v and not lg.version:
             _set(lg, "version", v.group(1))
-        if re.search(r"NET/IB\s*:\s*Using\b(?! interface)", s):
+        if re.search(r"NET/IB\s*:\s*Using\b(?! interface)|NET/IB\s*:\s*\[\d+\]\s*[\w.\-]+:\d+/(?:IB|RoCE)", s):
+            # NCCL 2.3's form lists one HCA port a line ("NET/IB: [0] mlx5_1:1/IB")
             lg.ib_using.append(s)
-            for name, port, link, flags in _IB_DEV.findall(s):
+            for name, port, link, flags in _IB_DEV.findall(re.sub(r"\[(\d+)\]\s+", r"[\1]", s)):
                 if not any(d.name == name and d.port == port for d in lg.ib_devices):
                     lg.ib_devices.append(NetDevice(name, port, link, flags.strip("/")))
             oob = re.search(r"OOB\s+([\w.\-]+):", s)
@@ -700,7 +705,8 @@ def parse_nccl_log(text: str) -> NcclLog:
                 if iface not in lg.bootstrap_ifaces:
                     lg.bootstrap_ifaces.append(iface)
             continue
-        nm = re.search(r"Using network (.+?)\s*$", s) or re.search(r"(?:Initialized|Assigned) NET plugin (\S+)", s)
+        nm = (re.search(r"Using (?:internal )?[Nn]etwork (.+?)\s*$", s)  # NCCL 2.3: "Using internal Network IB"
+              or re.search(r"(?:Initialized|Assigned) NET plugin (\S+)", s))
         if nm:
             name = nm.group(1)
             if name not in lg.networks:
@@ -740,6 +746,9 @@ def parse_nccl_log(text: str) -> NcclLog:
         cm = _COMPLETION.search(s)
         if cm:
             lg.completion_errors.append((sat_int(cm.group(1)) if cm.group(1).isdigit() else None, s))
+            continue
+        if _OFI_COMPLETION.search(s):
+            lg.ofi_errors.append(s)
             continue
         wm = _WATCHDOG.search(s)
         if wm:

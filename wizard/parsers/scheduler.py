@@ -438,7 +438,12 @@ _SLURMD_IGNORED = lazy_re(r"The following autodetected GPUs are being ignored")
 _SLURMD_FATAL = lazy_re(r"\bfatal:\s*(.+)$")
 _SLURMD_ERROR = lazy_re(r"\berror:\s*(.+)$")
 _SLURMD_MARK = lazy_re(r"\bslurmd(?:\[\d+\])?:|Slurmd (?:started|shutdown)|slurmd version|gpu/nvml: |gres/gpu: |"
-                       r"Gres GPU plugin: |GRES\[gpu\] |slurmd initialization failed")
+                       r"Gres GPU plugin: |GRES\[gpu\] |slurmd initialization failed|\bgres_device_major: ")
+SLURMD_NO_DEV = lazy_re(r"(?:gres_device_major: stat\(|gres\.conf file )(?P<dev>/dev/+nvidia\d+)\)?:? "
+                         r"No such file or directory")
+"""slurmd's GRES plugin finding no device file for a GPU gres.conf names (src/common/gres.c gres_device_major():
+``stat(/dev/nvidia0): No such file or directory``; the config reader's "can't stat gres.conf file /dev/nvidia0"):
+the NVIDIA driver has not created it (not loaded, or the GPU is missing)."""
 _SLURMD_INIT_FAILED = lazy_re(r"\berror:\s*slurmd initialization failed")
 """slurmd's last word before it exits when it cannot start (src/slurmd/slurmd/slurmd.c: ``error("slurmd
 initialization failed")``, then exit 1): the error lines before it say why."""
@@ -505,7 +510,8 @@ def detect_slurmd_log(text: str) -> float:
     if not _SLURMD_MARK.search(head):
         return 0.0
     return 0.9 if (_SLURMD_NVML_COUNT.search(head) or _SLURMD_TYPE_NULL.search(head) or _SLURMD_IGNORED.search(head)
-                   or len(_SLURMD_GRES.findall(head)) >= 1 or _SLURMD_INIT_FAILED.search(head)) else 0.0
+                   or len(_SLURMD_GRES.findall(head)) >= 1 or _SLURMD_INIT_FAILED.search(head)
+                   or SLURMD_NO_DEV.search(head)) else 0.0
 
 
 # ------------------------------------------------------------------ squeue

@@ -917,6 +917,19 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "replace the cable/transceiver, check the switch port; on RoCE check PFC/ECN. Confirm "
                                 "GPUDirect RDMA (nvidia-peermem or DMA-BUF) on every node, then rerun the two-node test.",
                                 f"{SRC_IBV}; {SRC_E1}"))
+    if lg.ofi_errors:
+        rc = list(dict.fromkeys(m.group(1) for ln in lg.ofi_errors for m in [re.search(r"RC: (\d+)", ln)] if m))
+        findings.append(Finding("multinode.ib_errors", Verdict.FAIL,
+                                Msg("NCCL's libfabric network (NET/OFI) completed {n} transfer(s) with an error{rc}: data "
+                                    "between the nodes did not arrive", n=len(lg.ofi_errors),
+                                    rc=Msg(" (RC {codes})", codes=", ".join(rc[:3])) if rc else ""),
+                                subject, tuple(lg.ofi_errors[:4]),
+                                "Read the provider's own line beside it (libfabric's efa/rxr error and prov_err), then check "
+                                "that the nodes' EFA devices can reach each other: `fi_info -p efa`, the security group "
+                                "allowing all traffic to and from itself, and the aws-ofi-nccl and libfabric versions; "
+                                "rerun the two-node nccl-tests.",
+                                f"{SRC_E1}; aws-ofi-nccl README (https://github.com/aws/aws-ofi-nccl); fi_efa(7) man page "
+                                "(https://ofiwg.github.io/libfabric/main/man/fi_efa.7.html)"))
     if lg.nvls_failures:
         findings.append(Finding("node.nvls", Verdict.FAIL,
                                 "NCCL could not set up NVLink SHARP (NVLS): a CUDA multicast call failed "

@@ -353,7 +353,20 @@ def judge_slurmd_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                               "substring of the autodetected name (e.g. Type=a100_1g.5gb for nvidia_a100_1g.5gb), or "
                               "drop the type; then restart slurmd and check `scontrol show node` (Gres=)."),
                            SRC_SLURMD))
-    gres_errors = [(w, ln) for w, ln in d.errors if re.search(r"gres|gpu|nvml", w, re.I)]
+    from wizard.parsers.scheduler import SLURMD_NO_DEV
+
+    nodev = [(m.group("dev").replace("//", "/"), ln) for w, ln in d.errors for m in [SLURMD_NO_DEV.search(w)] if m]
+    if nodev:
+        devs = ", ".join(dict.fromkeys(dv for dv, _ in nodev))
+        out.append(Finding(SLURM_ID, Verdict.FAIL,
+                           Msg("slurmd finds no device file {devs} for a GPU that gres.conf names ({n} line(s)): the "
+                               "NVIDIA driver has not created it, so the node's GPU GRES cannot be set up",
+                               devs=devs, n=len(nodev)), "host", tuple(dict.fromkeys(ln for _, ln in nodev))[:4],
+                           N_("Run `nvidia-smi` on the node: if it fails, load the driver (`sudo modprobe nvidia`, "
+                              "`dmesg | grep NVRM`); if it lists fewer GPUs than gres.conf names, a GPU is missing "
+                              "(lspci, the kernel log). `nvidia-smi` or nvidia-persistenced creates /dev/nvidiaN at "
+                              "boot; then `systemctl restart slurmd`."), SRC_SLURMD))
+    gres_errors = [(w, ln) for w, ln in d.errors if re.search(r"gres|gpu|nvml", w, re.I) and not SLURMD_NO_DEV.search(w)]
     if gres_errors:
         out.append(Finding(SLURM_ID, Verdict.WARN, Msg("slurmd logged {n} GPU/GRES error line(s): '{first}'",
                                                        n=len(gres_errors), first=gres_errors[0][0][:200]),
