@@ -29,8 +29,9 @@ from wizard.parsers.prompt import PROMPT_RE, command_of
 MIN_CONFIDENCE = 0.3
 """Below this, the best detector's guess is not trusted and the input is reported as unknown."""
 
-ANSI_RE = lazy_re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
-"""Terminal escape sequences (colour from ``grep --color``, ``ls``, ``nvidia-smi`` in a tty)."""
+ANSI_RE = lazy_re(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[\]_][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]")
+"""Terminal escape sequences (colour from ``grep --color``, ``ls``, ``nvidia-smi`` in a tty; OSC and APC strings, such
+as the ``ESC _bk;t=1778140792310 BEL`` timestamp a Buildkite raw log puts before every line: held-out round 321)."""
 
 KERNEL_LINE_RE = lazy_re(
     r"^\s*\[\s*\+?[\d.]*\d[\d.]*\](?!\s+\[[\w.-]+:\d+:\d+\])"  # dmesg [  12.345678], dmesg -H [  +0.000844]; not UCX's
@@ -220,7 +221,10 @@ def _strip_log_prefixes(text: str) -> str:
     own lines follow them); lines without a tag stay as they are. srun's ``--label`` (``0: ``) only where nearly every
     line carries it."""
     lines = text.split("\n")
-    body = [ln for ln in lines if ln.strip()]
+    # the launcher's own lines around the job (`set -x`'s "+ srun ...", ssh's known-hosts note, srun's own "srun: error:
+    # nid005317: tasks 60-63: Exited with exit code 1") carry no task label
+    body = [ln for ln in lines if ln.strip() and not _LAUNCH_NOISE.match(ln) and not PROMPT_RE.match(ln)
+            and not ln.startswith("srun: ")]
     labelled = sum(1 for ln in body if _SRUN_LABEL.match(ln))
     if labelled >= 2 and labelled >= 0.9 * len(body):  # nearly every line: a shorter share is ip link's "1: lo:"
         return "\n".join(_SRUN_LABEL.sub("", ln, count=1) for ln in lines)
@@ -321,12 +325,14 @@ a new part (ipmitool's SEL and SDR listings pasted after another output)."""
 _LAUNCH_NOISE = lazy_re(r"\s*(?:Authorization required, but no authorization protocol specified|\++ \S.*"
                         r"|Invalid MIT-MAGIC-COOKIE-1 key"
                         r"|Warning: Permanently added '[^']+' \([\w-]+\) to the list of known hosts\."
-                        r"|\[[\w.-]+:\d+\] PMIX ERROR: ERROR in file gds_ds12_lock_pthread\.c at line \d+)\s*$")
+                        r"|\[[\w.-]+:\d+\] PMIX ERROR: ERROR in file gds_ds12_lock_pthread\.c at line \d+"
+                        r"|(?:\d+: )?cpu-bind=[\w-]+ - [\w.-]+, task +\d+ +\d+ \[\d+\]: mask 0x[0-9a-fA-F]+ set)\s*$")
 """Lines a launcher's environment prints around a job's output that say nothing about it: Xlib's refusal of an X11
 display the remote shell forwarded (a DISPLAY set without its cookie), and PMIx's shared-memory store lock message
 (wizard/rules/toolwords.py's benign words), the shell's own echo of the command it runs (``set -x``: "+ srun ..."),
 and ssh's note that it recorded a node's host key ("Warning: Permanently added 'node' (ED25519) to the list of known
-hosts.", mpirun starting ranks over ssh: held-out round 283)."""
+hosts.", mpirun starting ranks over ssh: held-out round 283), and srun's --cpu-bind=verbose report of each task's CPU
+mask ("0: cpu-bind=MASK - nid006116, task  0  0 [142218]: mask 0xff... set": held-out round 319)."""
 _IMAGE_PULL = lazy_re(
     r"\s*(?:Unable to find image '[^']+' locally|\S+: Pulling from \S+"
     r"|[0-9a-f]{12}: (?:Pull complete|Already exists|Pulling fs layer|Waiting|Download complete|Verifying Checksum"

