@@ -963,6 +963,18 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 "and ~/.nccl.conf) unless P2P is known broken on this machine; then `nvidia-smi topo -p2p r` "
                                 "should say OK for the GPU pairs and the channel lines 'via P2P'.",
                                 f"{NCCL_ENV_URL} (NCCL_P2P_LEVEL: LOC never uses P2P; NCCL_P2P_DISABLE)"))
+    if lg.env_set.get("NCCL_SHM_DISABLE") == "1":
+        shm_line = next((ln.strip() for ln in text.splitlines() if "NCCL_SHM_DISABLE" in ln),
+                        "NCCL_SHM_DISABLE set by environment to 1")
+        findings.append(Finding("health.p2p", Verdict.WARN,
+                                Msg("the job turned NCCL's shared-memory transport off itself (NCCL_SHM_DISABLE=1): GPUs "
+                                    "of one node that cannot use P2P then exchange data through the network transport "
+                                    "(loopback over the NIC or TCP), slower than the machine allows; a setting, not a "
+                                    "fault of the machine"), subject, (shm_line,),
+                                "Unset NCCL_SHM_DISABLE (the job's environment, /etc/nccl.conf, ~/.nccl.conf) unless "
+                                "shared memory is known broken in this environment (a container with a tiny /dev/shm: "
+                                "give it --shm-size or --ipc=host instead).",
+                                f"{NCCL_ENV_URL} (NCCL_SHM_DISABLE)"))
     if lg.channels_shm and not lg.channels_p2p and not lg.p2p_disabled and not lg.p2p_off_env:
         findings.append(Finding("health.p2p", Verdict.WARN,
                                 Msg("NCCL connects the GPUs of this node through host shared memory: {n_channels_shm} channel "
