@@ -418,6 +418,8 @@ def _build_kinds() -> dict[str, Kind]:
         nccl.judge_nccl_tests, ("all_reduce_perf -b 8 -e 16G -f 2 -g <gpus> -c 1",)),
     Kind("nccl-debug", "NCCL_DEBUG=INFO/WARN log (PyTorch ProcessGroupNCCL lines too)", p_nccl.detect_nccl_log,
         nccl.judge_nccl_log, ("NCCL_DEBUG=INFO <your launcher> ...",)),
+    Kind("ncclras", "ncclras: NCCL's RAS client (communicators of a running job, missing or lagging ranks)",
+         p_nccl.detect_ncclras, nccl.judge_ncclras_text, ("ncclras", "ncclras -f json")),
     # wizard/parsers/packages.py detects; wizard/rules/pasted.py judges
     Kind("dkms-status", "dkms status", p_packages.detect_dkms, driver_install.judge_dkms_text, ("dkms status",)),
     Kind("nvidia-packages-dpkg", "dpkg -l of NVIDIA packages", p_packages.detect_dpkg, driver_install.judge_dpkg_text,

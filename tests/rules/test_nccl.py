@@ -853,3 +853,20 @@ def test_tensorrt_llm_plugins_quote_ncclgeterrorstring_after_the_file():
     - please report this issue to the NCCL developers'" on four ranks was not recognised: ncclInternalError, fail."""
     r = explain_text(text(PUBLIC / "trtllm-error__llama70b-4xa100-allreduce-nccl-internal-error.txt"))
     assert r.verdict is Verdict.FAIL and "ncclInternalError" in r.findings[0].message
+
+
+def test_ncclras_missing_ranks_fail_mismatch_warns_and_ok_passes():
+    """ncclras (NCCL's RAS client, real outputs of NVIDIA/nccl's ras.rst): an INCOMPLETE communicator and a JSON
+    missing rank fail naming the process; a MISMATCH of collective counts warns; all RUNNING with errors OK passes.
+    Edited from the JSON one (synthetic): no missing rank passes; garbage is unknown, never a traceback."""
+    f = nccl.judge_ncclras_text(text(PUBLIC / "ncclras__32rank-incomplete-missing-rank-21.txt"), {})
+    assert f[0].verdict is Verdict.FAIL and "172.16.64.213" in f[0].message and "INCOMPLETE" in f[0].message
+    f = nccl.judge_ncclras_text(text(PUBLIC / "ncclras-json__2rank-missing-unresponsive-rank1.txt"), {})
+    assert [x.verdict for x in f] == [Verdict.FAIL] and "rank 1" in f[0].message and "unresponsive" in f[0].message
+    f = nccl.judge_ncclras_text(text(PUBLIC / "ncclras__32rank-mismatch-op-count-warning.txt"), {})
+    assert [x.verdict for x in f] == [Verdict.WARN] and "MISMATCH" in f[0].message
+    f = nccl.judge_ncclras_text(text(PUBLIC / "ncclras__4node-32gpu-communicators-running-ok.txt"), {})
+    assert [x.verdict for x in f] == [Verdict.PASS] and "8 communicator(s) over 32 rank(s)" in f[0].message
+    ok = '{"communicators": [{"hash": "0x1", "size": 2, "ranks_count": 2, "missing_ranks_count": 0}]}'
+    assert [x.verdict for x in nccl.judge_ncclras_text(ok, {})] == [Verdict.PASS]
+    assert [x.verdict for x in nccl.judge_ncclras_text('{"communicators": [', {})] == [Verdict.UNKNOWN]

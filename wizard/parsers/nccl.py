@@ -858,3 +858,101 @@ _SUMMARY_STRONG = lazy_re(r"NET/(?:IB|Socket)\s*:\s*Using\s+(?:\[\d+\][\w.\-]+:|
 """NCCL's own transport lines, recognisable without their "host:pid:tid [dev] NCCL INFO" prefix."""
 _SUMMARY_WEAK = lazy_re(r"^\s*NCCL version \d+\.\d+\.\d+|Channel \d{2}/\d{2}|NVLS multicast support|"
                            r"Bootstrap\s*(?:timing|: Using)|ncclCommInitRank|\bnranks \d+|Trees \[\d")
+
+
+# ------------------------------------------------------------------ ncclras (NCCL's RAS client)
+
+
+@dataclass(frozen=True)
+class RasIssue:
+    """One error or warning ``ncclras`` reports: its section ("Errors"/"Warnings", or "missing" for a JSON
+    communicator's missing ranks), its kind (INCOMPLETE, MISMATCH, TIMEOUT, ...), and its lines."""
+
+    section: str
+    kind: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RasReport:
+    """``ncclras`` (NCCL 2.24+'s RAS client, its text or ``-f json`` form): the Communicators table's rows
+    (group, comms, ranks in group, status, errors), and the issues of its Errors and Warnings sections."""
+
+    rows: list[tuple[str, str, str, str, str]] = field(default_factory=list)  # (group, comms, ranks, status, errors)
+    row_lines: list[str] = field(default_factory=list)
+    issues: list[RasIssue] = field(default_factory=list)
+    json_comms: int | None = None
+
+
+_RAS_TABLE_HEAD = lazy_re(r"^\s*Group\s+Comms\s+Nodes\s+Ranks\s+Ranks\s+Ranks\s+Status\s+Errors\s*$", re.M)
+_RAS_ROW = lazy_re(r"^\s*(\d+)\s+(\d+)\s+\d+\s+[\d\-]+\s+\d+\s+(\d+)\s+([A-Z_]+)\s+([A-Z_]+)\s*$")
+_RAS_BLOCK = lazy_re(r"^(?:#\d+-\d+ \([0-9a-f]+\) )?([A-Z][A-Z_]{2,})\s*$")
+
+
+def detect_ncclras(text: str) -> float:
+    """0.95 for ``ncclras`` output: its Communicators table header, a ``#0-0 (hash) MISMATCH``-style issue under its
+    Errors/Warnings title, or its JSON (``communicators`` with ``missing_ranks_count``)."""
+    head = text[:200_000]
+    if _RAS_TABLE_HEAD.search(head):
+        return 0.95
+    if re.search(r"^#\d+-\d+ \([0-9a-f]{8,}\) [A-Z_]{3,}\s*$", head, re.M) and re.search(
+            r"^(?:Errors|Warnings)\s*$", head, re.M):
+        return 0.95
+    if '"communicators"' in head and '"missing_ranks_count"' in head:
+        return 0.95
+    return 0.0
+
+
+def parse_ncclras(text: str) -> RasReport:
+    """``ncclras`` text or JSON -> :class:`RasReport` (NVIDIA NCCL user guide, "RAS": the Communicators table's Status
+    and Errors columns; the Errors and Warnings sections, one block per issue). Never raises."""
+    rep = RasReport()
+    s = text.strip()
+    if s.startswith("{"):
+        try:
+            import json
+
+            doc = json.loads(s)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict) and isinstance(doc.get("communicators"), list):
+            comms = [c for c in doc["communicators"] if isinstance(c, dict)]
+            _set(rep, "json_comms", len(comms))
+            for c in comms:
+                missing: list[dict[str, Any]] = [m for m in c.get("missing_ranks") or [] if isinstance(m, dict)]
+                if missing or (isinstance(c.get("missing_ranks_count"), int) and c["missing_ranks_count"] > 0):
+                    lines = [f"communicator {c.get('hash', '?')} of size {c.get('size', '?')}: "
+                             f"missing_ranks_count {c.get('missing_ranks_count', len(missing))}"]
+                    for mr in missing[:8]:
+                        status = mr.get("status")
+                        flags: dict[str, Any] = status if isinstance(status, dict) else {}
+                        state = ("considered dead" if flags.get("considered_dead") else
+                                 "unresponsive" if flags.get("unresponsive") else "missing")
+                        lines.append(f"rank {mr.get('rank', '?')} (pid {mr.get('pid', '?')}, host {mr.get('host', '?')}, "
+                                     f"CUDA device {mr.get('cuda_dev', '?')}): {state}")
+                    rep.issues.append(RasIssue("missing", "INCOMPLETE", lines))
+        return rep
+    section = ""
+    cur: RasIssue | None = None
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        st = line.strip()
+        if not st or set(st) <= {"="}:
+            continue
+        if st in ("Errors", "Warnings"):
+            section, cur = st, None
+            continue
+        m = _RAS_ROW.match(line)
+        if m:
+            rep.rows.append((m.group(1), m.group(2), m.group(3), m.group(4), m.group(5)))
+            rep.row_lines.append(st)
+            continue
+        if section:
+            b = _RAS_BLOCK.match(st)
+            if b and not raw.startswith((" ", "\t")):
+                cur = RasIssue(section, b.group(1), [st])
+                rep.issues.append(cur)
+                continue
+            if cur is not None:
+                cur.lines.append(st)
+    return rep

@@ -1755,3 +1755,68 @@ def _transport(lg: NcclLog, subject: str, exp: Mapping[str, Any], forced: str = 
                             "reach it", bad_boot=', '.join(bad_boot)), subject, tuple(lg.bootstrap[:3]),
                         "Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on.", SRC_E1)]
     return []
+
+
+# ------------------------------------------------------------------ ncclras
+
+
+SRC_RAS = ("NVIDIA NCCL user guide, RAS (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting/"
+           "ras.html): ncclras queries the RAS threads of a running job; the Communicators table's Errors column, and "
+           "the Errors (INCOMPLETE: a rank or process sent no data) and Warnings (MISMATCH: ranks at different "
+           "collective counts; TIMEOUT) sections")
+
+
+def judge_ncclras_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``ncclras`` -> ``multinode.hang``: a communicator missing ranks or processes (INCOMPLETE, JSON
+    missing_ranks) or an ERROR fails; ranks at different collective counts (MISMATCH) or timeouts gathering the data
+    warn (a hang if they persist on the next query); every communicator RUNNING with errors OK passes; else
+    unknown."""
+    from wizard.parsers.nccl import parse_ncclras
+
+    rep = parse_ncclras(text)
+    fails = [i for i in rep.issues if i.section in ("Errors", "missing") or i.kind in ("INCOMPLETE", "ERROR", "ABORT")]
+    warns = [i for i in rep.issues if i not in fails]
+    bad_rows = [ln for ln, r in zip(rep.row_lines, rep.rows) if r[4] != "OK"]
+    out: list[Finding] = []
+    if fails:
+        what = list(dict.fromkeys(i.kind for i in fails))
+        detail = [ln for i in fails for ln in i.lines[1:3]] or [fails[0].lines[0]]
+        out.append(Finding("multinode.hang", Verdict.FAIL,
+                           Msg("NCCL's RAS reports {kinds}: {detail}: a rank of the job does not answer, so its "
+                               "collectives cannot complete (the job hangs or is about to)",
+                               kinds=", ".join(what), detail="; ".join(detail[:3])),
+                           "host", tuple(bad_rows[:2] + [ln for i in fails for ln in i.lines][:8]),
+                           N_("Find the process it names (node, PID, GPU): read that node's kernel log for an Xid or "
+                              "a fallen-off GPU (`dmesg | grep -e NVRM -e Xid`) and the rank's own log for its last "
+                              "error; stop the job, check or drain the node, and rerun."), SRC_RAS))
+    if warns:
+        what = list(dict.fromkeys(i.kind for i in warns))
+        out.append(Finding("multinode.hang", Verdict.WARN,
+                           Msg("NCCL's RAS warns {kinds}: {detail}; a passing state if the next query no longer "
+                               "shows it, a stuck job if it does",
+                               kinds=", ".join(what), detail="; ".join(ln for i in warns for ln in i.lines[1:3])[:300]),
+                           "host", tuple(ln for i in warns for ln in i.lines)[:8],
+                           N_("Query again (`ncclras`) after a few seconds: if the same ranks still lag, read their "
+                              "nodes' kernel logs and the ranks' own logs for what they wait on."), SRC_RAS))
+    if out:
+        return out
+    if rep.rows and not bad_rows:
+        ranks = sum(int(r[2]) for r in rep.rows)
+        comms = sum(int(r[1]) for r in rep.rows)
+        states = ", ".join(sorted({r[3] for r in rep.rows}))
+        return [Finding("multinode.hang", Verdict.PASS,
+                        Msg("NCCL's RAS: {comms} communicator(s) over {ranks} rank(s), {states}, errors OK",
+                            comms=comms, ranks=ranks, states=states), "host", tuple(rep.row_lines[:4]), "", SRC_RAS)]
+    if rep.json_comms:
+        return [Finding("multinode.hang", Verdict.PASS,
+                        Msg("NCCL's RAS: {n} communicator(s), no rank missing", n=rep.json_comms), "host",
+                        tuple(ln for ln in text.splitlines() if "missing_ranks_count" in ln)[:2], "", SRC_RAS)]
+    if bad_rows:
+        return [Finding("multinode.hang", Verdict.WARN,
+                        Msg("NCCL's RAS lists communicators with errors ({rows}); their details are not in this "
+                            "paste", rows="; ".join(bad_rows[:2])), "host", tuple(bad_rows[:4]),
+                        N_("Paste ncclras's whole output: its Errors section names the missing rank or process."),
+                        SRC_RAS)]
+    return [Finding("multinode.hang", Verdict.UNKNOWN, N_("nothing to judge in this ncclras output"), "host",
+                    tuple(ln for ln in text.splitlines() if ln.strip())[:4],
+                    N_("Paste ncclras's whole output (its Communicators table and Errors/Warnings sections)."), SRC_RAS)]
