@@ -1048,16 +1048,17 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
                                 f"{SRC_E6}; NVIDIA/nccl src/graph/paths.cc (ncclTopoCheckP2p: NVML's P2P read/write status "
                                 "not OK between NVLink-connected GPUs -> WARN 'P2P is disabled between NVLINK connected GPUs "
                                 "... probably due to a hardware issue', return ncclUnhandledCudaError)"))
-    if [ln for ln in lg.p2p_disabled if ln not in nvl_off]:
-        pairs = list(dict.fromkeys(m.group(0) for ln in lg.p2p_disabled if ln not in nvl_off
+    p2p_off = [ln for ln in lg.p2p_disabled if ln not in nvl_off]  # P2P off between GPUs NCCL did not find NVLinked
+    if p2p_off:
+        pairs = list(dict.fromkeys(m.group(0) for ln in p2p_off
                                    for m in [re.search(r"dev \d+\(=\w+\) and dev \d+\(=\w+\)|GPUs \d+ and \d+", ln)]
                                    if m))
         findings.append(Finding("health.p2p", Verdict.WARN,
                                 Msg("NCCL does not use peer-to-peer between {a1} GPU pair(s) ({a2}): the CUDA driver refuses "
                                     "peer access (cudaDeviceCanAccessPeer says no) or the path is beyond NCCL_P2P_LEVEL, so "
                                     "those pairs go through host shared memory (slower), and with PCIe ACS redirecting peer "
-                                    "traffic collectives can hang", a1=len(pairs) or len(lg.p2p_disabled) - len(nvl_off), a2=SEMICOLON.join(pairs[:3])), subject,
-                                tuple([ln for ln in lg.p2p_disabled if ln not in nvl_off][:6]),
+                                    "traffic collectives can hang", a1=len(pairs) or len(p2p_off), a2=SEMICOLON.join(pairs[:3])), subject,
+                                tuple(p2p_off[:6]),
                                 "Check `nvidia-smi topo -p2p r` (OK for every pair on a board that supports P2P) and "
                                 "PCIe ACS on the bridges above the GPUs (`sudo lspci -vvv | grep -i acsctl`: SrcValid+ "
                                 "redirects peer traffic; disable ACS or the IOMMU in the BIOS on bare metal). GeForce "

@@ -311,7 +311,7 @@ def judge_slurmd_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     GPUs detected than the plan's gpu_count fails; a detected GPU whose name no configured GRES type matches warns
     (slurmd sets its type to NULL: a job asking ``--gres=gpu:TYPE`` never gets it); other error lines warn (quoted);
     GPUs detected with none of these passes; else unknown."""
-    from wizard.parsers.scheduler import parse_slurmd_log
+    from wizard.parsers.scheduler import SLURMD_NO_DEV, parse_slurmd_log
 
     d = parse_slurmd_log(text)
     if d.fatal:
@@ -353,8 +353,6 @@ def judge_slurmd_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                               "substring of the autodetected name (e.g. Type=a100_1g.5gb for nvidia_a100_1g.5gb), or "
                               "drop the type; then restart slurmd and check `scontrol show node` (Gres=)."),
                            SRC_SLURMD))
-    from wizard.parsers.scheduler import SLURMD_NO_DEV
-
     nodev = [(m.group("dev").replace("//", "/"), ln) for w, ln in d.errors for m in [SLURMD_NO_DEV.search(w)] if m]
     if nodev:
         devs = ", ".join(dict.fromkeys(dv for dv, _ in nodev))
@@ -366,7 +364,8 @@ def judge_slurmd_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                               "`dmesg | grep NVRM`); if it lists fewer GPUs than gres.conf names, a GPU is missing "
                               "(lspci, the kernel log). `nvidia-smi` or nvidia-persistenced creates /dev/nvidiaN at "
                               "boot; then `systemctl restart slurmd`."), SRC_SLURMD))
-    gres_errors = [(w, ln) for w, ln in d.errors if re.search(r"gres|gpu|nvml", w, re.I) and not SLURMD_NO_DEV.search(w)]
+    said = {ln for _, ln in nodev}
+    gres_errors = [(w, ln) for w, ln in d.errors if re.search(r"gres|gpu|nvml", w, re.I) and ln not in said]
     if gres_errors:
         out.append(Finding(SLURM_ID, Verdict.WARN, Msg("slurmd logged {n} GPU/GRES error line(s): '{first}'",
                                                        n=len(gres_errors), first=gres_errors[0][0][:200]),
