@@ -176,7 +176,11 @@ def test_as_a_prolog_it_keeps_the_job_off_a_sick_node(slurm, bundles):
         time.sleep(1)
         r = slurm.run("srun", "-N1", "-w", node, "--immediate=60", "hostname", timeout=120)
         assert r.returncode != 0 and "prolog failed" in r.stderr.lower(), (r.returncode, r.stderr)
-        assert f"draining {node} (bringup: xid" in (slurm.dir / "prolog.log").read_text()
+        said = (slurm.dir / "prolog.log").read_text()
+        # bringup drained it with its own reason, or found it drained for this same reason already (a periodic health
+        # run still holding the previous test's sick bundle got there first on a loaded machine: CI this stop)
+        assert (f"draining {node} (bringup: xid" in said
+                or f"{node} is already drained for this (bringup: xid" in said), said
         # bringup's drain: the periodic health check (a clean bundle on this node) resumes it (or already has);
         # unless slurmd's own "Prolog error" drain replaces bringup's reason, which on a loaded machine may come a
         # few seconds after the step was refused (CI at stop 44: read as bringup's, then replaced)

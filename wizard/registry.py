@@ -331,6 +331,8 @@ def _build_kinds() -> dict[str, Kind]:
          p_cuda_samples.detect_p2p_test, cuda_samples.judge_p2p_test_text, ("./p2pBandwidthLatencyTest",)),
     Kind("nvbandwidth", "NVIDIA nvbandwidth (host<->device and GPU<->GPU copy matrices)", p_cuda_samples.detect_nvbandwidth,
          cuda_samples.judge_nvbandwidth_text, ("./nvbandwidth",)),
+    Kind("gpu-stream", "BabelStream / GPU-STREAM or gpu-benches' gpu-stream (device-memory bandwidth)",
+         p_cuda_samples.detect_gpu_stream, cuda_samples.judge_gpu_stream_text, ("./cuda-stream", "./gpu-stream")),
     Kind("cuda-sample", "another CUDA sample (vectorAdd, matrixMul, UnifiedMemoryPerf, ...)", p_cuda_samples.detect_cuda_sample,
          cuda_samples.judge_cuda_sample_text, ("./vectorAdd",)),
     # wizard/parsers/fabric.py detects; wizard/rules/pasted.py judges

@@ -314,7 +314,10 @@ def test_gpu_count_against_plan():
     assert by_id(gpu_presence.iommu_groups(o, {"gpu_count": 8}), "health.lspci_gpu_count")[0].verdict is Verdict.PASS
     assert by_id(gpu_presence.iommu_groups(o, {"gpu_count": 9}), "health.lspci_gpu_count")[0].verdict is Verdict.FAIL
     assert by_id(gpu_presence.iommu_groups(o, {"gpu_count": 4}), "health.lspci_gpu_count")[0].verdict is Verdict.WARN
-    whole_no_gpu = {"lspci_vvv": ProbeOutput("lspci_vvv", "$ lspci -D -nn -vvv", text=text(NONROOT) * 2)}
+    # a bus listing of more than three functions, none a GPU (the same functions listed twice count once: held-out
+    # round 337), so two real listings of other functions side by side
+    plx = PUBLIC / "lspci__supermicro-7048gr-tr-pex8747-switches-grep-plx.txt"
+    whole_no_gpu = {"lspci_vvv": ProbeOutput("lspci_vvv", "$ lspci -D -nn -vvv", text=text(NONROOT) + text(plx))}
     assert by_id(gpu_presence.lspci_gpus(whole_no_gpu, {}), "health.lspci_gpu_count")[0].verdict is Verdict.FAIL
 
 

@@ -233,6 +233,27 @@ def parse_kubectl_daemonsets(text: str) -> list[DaemonSet]:
         if counts == 3:  # not shown: taken as rolled out and available as far as READY says
             n = [n[0], n[1], n[2], n[0], n[2]]
         out.append(DaemonSet(cells[0] if ns_col else "", cells[k], n[0], n[1], n[2], n[4], s, n[3]))
+    if not out and not any(_DS_HEAD.match(ln.strip()) for ln in text.splitlines()[:20000]):
+        out = _headerless_daemonsets(text)
+    return out
+
+
+_DS_ROW = lazy_re(r"^(?:(?P<ns>[a-z0-9][a-z0-9.-]*)\s+)?(?P<name>[a-z0-9][a-z0-9.-]*)\s+(?P<n>(?:\d{1,6}\s+){5})"
+                  r"(?P<sel>\S+)\s+(?P<age>\d+[smhd](?:\d+[smh])?)$")
+"""A ``kubectl get ds`` row with its header cut off: [NAMESPACE] NAME, DESIRED CURRENT READY UP-TO-DATE AVAILABLE,
+NODE SELECTOR (``<none>`` when none) and AGE (held-out round 342)."""
+
+
+def _headerless_daemonsets(text: str) -> list[DaemonSet]:
+    """Rows of :data:`_DS_ROW` when every non-blank line (two or more) is one."""
+    lines = [ln.strip() for ln in text.splitlines()[:2000] if ln.strip()]
+    rows = [m for ln in lines for m in [_DS_ROW.match(ln)] if m]
+    if len(rows) < 2 or len(rows) != len(lines):
+        return []
+    out = []
+    for m in rows:
+        n = [sat_int(c) for c in m.group("n").split()]
+        out.append(DaemonSet(m.group("ns") or "", m.group("name"), n[0], n[1], n[2], n[4], m.group(0), n[3]))
     return out
 
 
@@ -241,6 +262,8 @@ def detect_kubectl_pods(text: str) -> float:
     0.75 for pod rows pasted without the header (every line the shape of one)."""
     if _DS_HEAD.search(text[:20000]) and parse_kubectl_daemonsets(text[:20000]):
         return 0.9
+    if _headerless_daemonsets(text[:20000]):
+        return 0.75
     if "READY" not in text[:20000] or "STATUS" not in text[:20000]:
         return 0.75 if parse_kubectl_pods(text[:20000]) else 0.0
     return 0.9 if parse_kubectl_pods(text[:20000]) else 0.0

@@ -213,6 +213,7 @@ _TEXT_ONLY = lazy_re(r"CUDA error(?: \([^)]*\))?: (.*?)\s*$|CUDA initialization:
                         r"|\(error code ([^)]+)\)|\bCUDA (?:failure|error)(?: -)? [\w/.+-]+:\d+:? '([^']+)'"
                         r"|Triton Error \[CUDA\]: (.*?)\s*$|\bCUDA failed with error (.*?)\s*$"
                         r"|\b(no kernel image is available for execution on the device)\b"
+                        r"|\bCUDA (unknown error) - this may be due to an incorrectly set up environment"
                         r"|\bcudaMalloc\w* failed: (out of memory)\b", re.I)  # ggml/llama.cpp's allocation error
 """The text cudaGetErrorString printed (Triton's "Triton Error [CUDA]: an illegal memory access was encountered" too,
 and CTranslate2's "CUDA failed with error <text>"); the CUDA samples print it as "Failed to allocate device vector A (error code
@@ -278,6 +279,8 @@ _ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                                 re.I)),
     ("other_cuda", lazy_re(r"CUDA error: .*|Triton Error \[CUDA\]: .*|cuda runtime error \(\d+\)|CUDA initialization: .*|THCudaCheck FAIL .*error\s*=|"
                               r"Unexpected error from cudaGetDeviceCount|\bCUDA_ERROR_[A-Z_]+\b|"
+                              # torch 1.x's device count on cudaErrorUnknown (c10/cuda/CUDAFunctions.cpp, held-out r331)
+                              r"\bCUDA unknown error - this may be due to an incorrectly set up environment|"
                               r"CUDA error at \S+ code=\d+|\(error code [^)]+\)|"
                               r"CUDA error \d{1,4} \[[^\]\n]+\]: .*|\bcudaError[A-Z]\w+: .*|" + _KERNEL_ASSERT_TEXT,
                               re.I)),
@@ -590,8 +593,9 @@ _TORCH_MARKERS = (
     "Is CUDA available:", "Is CUDA available (PyTorch):", "Is CUDA available  ", "CUDA used to build PyTorch", "CUDA out of memory", "cudaGetDeviceCount", "cuda runtime error (",
     "CUDA error: ", "CUDA initialization: ", "CUDA_ERROR_", "OutOfMemoryError", "Triton Error [CUDA]: ",
     "Out of memory error on GPU ",  # PaddlePaddle's ResourceExhaustedError
-    "ProcessGroupNCCL is only supported with GPUs",
-    "device='cuda", "<torch.cuda.device object", "mismatches the version that was used to compile PyTorch",
+    "ProcessGroupNCCL is only supported with GPUs", "torch._C._cuda_init()",
+    "CUDA unknown error - this may be due to an incorrectly set up environment",
+    "<torch.cuda.device object", "mismatches the version that was used to compile PyTorch",
     "Cuda extensions are being compiled with a version of Cuda", "cuDNN version incompatibility",
 )
 
@@ -617,11 +621,18 @@ is short (a REPL), but in a long job log only a print among the tool output that
 log whose ranks printed their result tensors)."""
 
 
+_TENSOR_ON_CUDA = lazy_re(r"\btensor\(.*device='cuda")
+"""A printed tensor on a CUDA device; not a log's own words ("Using device='cuda' with backend='nccl'", ezpz: held-out
+round 331)."""
+
+
 def detect_torch(text: str) -> float:
     found = [m for m in _TORCH_MARKERS if m in text]
+    if "device='cuda" in text and _TENSOR_ON_CUDA.search(text):
+        found.append("device='cuda")
     if found:
         if all(m in _TENSOR_PRINTS for m in found) and text.count("\n") > 40:
-            return 0.6
+            return 0.55  # below a training job's step log (0.6) that prints its device (held-out round 331)
         return 0.9
     if re.search(r"^Name: torch\s*\nVersion: \S", text, re.M):  # pip show torch
         return 0.9

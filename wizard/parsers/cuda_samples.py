@@ -763,3 +763,72 @@ def detect_autopilot(text: str) -> float:
         return 0.0
     r = parse_autopilot(head)
     return 0.9 if r.pciebw or r.remapped else 0.0
+
+
+# ------------------------------------------------------------------ BabelStream / GPU-STREAM and gpu-benches' gpu-stream
+
+
+@dataclass(frozen=True)
+class GpuStream:
+    """A device-memory bandwidth benchmark's result: BabelStream (formerly GPU-STREAM, UoB-HPC/BabelStream: a
+    ``Function MBytes/sec Min (sec) Max Average`` table, MBytes = 10^6 bytes) or gpu-benches' gpu-stream
+    (te42kyfo/gpu-benches: one row per block size, ``GB/s:`` then one column per kernel). ``rates`` (kernel, GB/s,
+    line) are the table's rows (BabelStream) or each kernel's best row (gpu-stream); ``device`` the GPU it names ("" when
+    none); ``failed`` BabelStream's own "Validation failed" lines (the kernels computed wrong results)."""
+
+    tool: str = ""  # "BabelStream" or "gpu-stream"
+    device: str = ""
+    device_line: str = ""
+    precision: str = ""
+    rates: list[tuple[str, float, str]] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+_BS_HEAD = lazy_re(r"^\s*Function\s+MBytes/sec\s+Min \(sec\)\s+Max\s+Average\s*$", re.M)
+_BS_ROW = lazy_re(r"^\s*(Copy|Mul|Add|Triad|Dot|Nstream|Read|Write)\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+[\d.]+\s*$")
+_BS_DEVICE = lazy_re(r"^\s*Using (?:\S+(?: \S+)? )?device:? (.+?)\s*$", re.M)
+_BS_FAILED = lazy_re(r"^\s*Validation failed on .*$", re.M)
+_GS_HEAD = lazy_re(r"^\s*blockSize\s+threads\s+%occ\s+\|\s+((?:\w+\s+){1,10}\w+)\s*$", re.M)
+_GS_ROW = lazy_re(r"^\s*\d+\s+\d+\s+[\d.]+\s*%\s*\|\s*GB/s:\s+((?:[\d.]+\s*){2,12})$")
+
+
+def parse_gpu_stream(text: str) -> GpuStream:
+    """Read :class:`GpuStream` from BabelStream's or gpu-stream's output; never raises."""
+    g = GpuStream()
+    if _BS_HEAD.search(text):
+        _set(g, "tool", "BabelStream")
+        d = _BS_DEVICE.search(text)
+        if d:
+            _set(g, "device", d.group(1))
+            _set(g, "device_line", d.group(0).strip())
+        p = re.search(r"^\s*Precision:\s*(\w+)", text, re.M)
+        _set(g, "precision", p.group(1) if p else "")
+        for ln in text.splitlines():
+            m = _BS_ROW.match(ln)
+            if m and not any(k == m.group(1) for k, _, _ in g.rates):
+                g.rates.append((m.group(1), float(m.group(2)) / 1000.0, ln.strip()))
+        g.failed.extend(m.group(0).strip() for m in _BS_FAILED.finditer(text))
+        return g
+    h = _GS_HEAD.search(text)
+    if h:
+        _set(g, "tool", "gpu-stream")
+        cols = h.group(1).split()
+        best: dict[str, tuple[float, str]] = {}
+        for ln in text.splitlines():
+            m = _GS_ROW.match(ln)
+            if not m:
+                continue
+            for c, v in zip(cols, m.group(1).split()):
+                if c not in best or float(v) > best[c][0]:
+                    best[c] = (float(v), ln.strip())
+        g.rates.extend((c, best[c][0], best[c][1]) for c in cols if c in best)
+    return g
+
+
+def detect_gpu_stream(text: str) -> float:
+    """0.9 for BabelStream's result table or gpu-stream's block-size sweep with at least two rows."""
+    head = text[:200000]
+    if "MBytes/sec" not in head and "blockSize" not in head:
+        return 0.0
+    g = parse_gpu_stream(head)
+    return 0.9 if (g.tool == "BabelStream" and len(g.rates) >= 2) or (g.tool == "gpu-stream" and g.rates) else 0.0

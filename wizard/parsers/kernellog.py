@@ -472,7 +472,8 @@ NV_GPU_BUS_RE = lazy_re(r"(?:NVRM: (?:The NVIDIA )?GPU(?: at)? (?:PCI:)?|PCI:|nv
 PCI_ID_RE = lazy_re(r"\(PCI ID: (?P<id>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
 RMINIT_RE = lazy_re(r"RmInitAdapter failed|rm_init_adapter failed|RmInitAdapter: .*(?:fail|Cannot)|"
                     r"RM cannot boot|FSP boot cmds failed|Error preparing GSP-RM image|GSP firmware image version mismatch|"
-                    r"kgspBootstrap\w*: Timeout waiting for GSP|returned from kgspWaitForRmInitDone\b",
+                    r"kgspBootstrap\w*: Timeout waiting for GSP|returned from kgspWaitForRmInitDone\b"
+                    r"|\bBooter failed with non-zero error code\b",
                     re.I)
 """The driver could not bring the GPU up: RmInitAdapter failing, on Hopper and later the GPU's FSP refusing the
 driver's boot commands ("kfspSendBootCommands_GH100: FSP boot cmds failed. RM cannot boot.": held-out round 57), or
@@ -480,7 +481,9 @@ the GSP firmware file of another driver version than the module ("_kgspFwContain
 version mismatch", "kgspInitRm_IMPL: Error preparing GSP-RM image": held-out round 187), or the GSP never booting
 ("kgspBootstrapRiscvOSEarly_GH100: Timeout waiting for GSP target mask release": held-out round 281), or GSP-RM
 booting but never reporting its initialisation done (an assertion on the status "returned from
-kgspWaitForRmInitDone(pGpu, pKernelGsp)": held-out round 310, NV_ERR_OPERATING_SYSTEM)."""
+kgspWaitForRmInitDone(pGpu, pKernelGsp)": held-out round 310, NV_ERR_OPERATING_SYSTEM), or the Booter ucode that
+loads GSP-RM failing ("s_executeBooterUcode_TU102: Booter failed with non-zero error code: 0xa": held-out round 334;
+kernel_gsp_tu102.c in open-gpu-kernel-modules)."""
 OPEN_RM_REFUSED_RE = lazy_re(r"Open nvidia\.ko is only ready for use on Data Center GPUs", re.I)
 """The open kernel module refusing a GeForce or workstation GPU in a release where their support was not yet
 enabled by default (the NVIDIA driver README, "Using the open kernel modules", kernel_open.html: the

@@ -325,11 +325,14 @@ class TrainingLog:
 
 
 _TL_STEP = lazy_re(r"\bstep[=:]\s*(\d{1,9})\b|\biteration\s+(\d{1,9})\s*/|\bglobal_step=(\d{1,9})|(?:^|[|:\s])\d{1,5}\|(\d{1,9})\|Loss:"
-                   r"|timer\.py:\d+:stop\] \d+/(\d{1,9}),", re.I)
+                   r"|timer\.py:\d+:stop\] \d+/(\d{1,9}),"
+                   # "iter=150 loss=0.237" (ezpz, held-out round 331); a tqdm progress bar with the loss in its postfix
+                   # (PyTorch Lightning: "| 4/32 [00:02<00:16,  1.72it/s, loss=4.28, ...]")
+                   r"|\biter[=:]\s*(\d{1,9})\b|\|\s*(\d{1,9})/\d{1,9} \[[\d:<?]+,\s+[\d.]+(?:it/s|s/it)", re.I)
 _TL_LOSS = lazy_re(r"\b(?:lm[_ ])?loss[=:]\s*([-+]?(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|inf))", re.I)
 _TL_NAN_ITERS = lazy_re(r"number of nan iterations:\s*([1-9]\d*)")
 _TL_RATE = lazy_re(r"(?:tps:\s*[\d,]+|tflops:\s*[\d.]+|[\d.]+\s*TFLOPS|SamplesPerSec=[\d.]+|samples/sec[:=]\s*[\d.]+|"
-                   r"[\d.]+s/it|mfu:\s*[\d.]+%)", re.I)
+                   r"[\d.]+s/it|[\d.]+it/s|mfu:\s*[\d.]+%)", re.I)
 
 
 def parse_training_log(text: str) -> TrainingLog:

@@ -464,7 +464,11 @@ class NcclLog:
     @property
     def one_node(self) -> bool:
         """Every line names the same one host and no communicator spans nodes: NCCL moves data between the GPUs
-        of one node over P2P/SHM, never over its network transport. (Lines without a host prefix say nothing.)"""
+        of one node over P2P/SHM, never over its network transport. (Lines without a host prefix say nothing, unless
+        the bootstrap ran on the loopback interface alone: ranks that rendezvous over lo are on one host (held-out round
+        333: two RTX 2080 Ti, "Bootstrap : Using lo:127.0.0.1<0>"; ip(8): lo is the host's own loopback).)"""
+        if not self.hosts and self.bootstrap_ifaces and all(i == "lo" for i in self.bootstrap_ifaces):
+            return (self.nnodes or 1) == 1
         return len(self.hosts) == 1 and (self.nnodes or 1) == 1
 
     @property
@@ -743,7 +747,7 @@ def parse_nccl_log(text: str) -> NcclLog:
             lg.ib_open_failed.append(s)
         if re.search(r"via NET/", s):
             lg.channels_net.append(s)
-        elif re.search(r"\bvia SHM\b", s):
+        elif re.search(r"\bvia (?:SHM\b|direct shared memory\b)", s):  # NCCL 2.5-2.7's words (held-out round 333)
             lg.channels_shm.append(s)
         elif re.search(r"\bvia P2P\b", s):
             lg.channels_p2p.append(s)

