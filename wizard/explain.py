@@ -216,6 +216,11 @@ def _host_blocks(text: str) -> list[tuple[str, str]]:
     return [(host, "\n".join(lines) + "\n") for host, lines in by_host.items()]
 
 
+_UNIQ_COUNT = lazy_re(r"^\s*\d{1,9}\s{1,8}((?:NVRM: |nvidia\S*: |pcieport |mlx5_core |\[\s*\d+\.\d+\] |kernel: ).*)$")
+"""A kernel message under ``uniq -c``'s count ("13332  NVRM: _fabricNotifyEvent: ...": held-out round 347): the count is
+dropped so the message reads as the kernel's."""
+
+
 def _strip_log_prefixes(text: str) -> str:
     """A runner's per-line tags removed where at least two lines and half the paste's lines carry one (the tool's
     own lines follow them); lines without a tag stay as they are. srun's ``--label`` (``0: ``) only where nearly every
@@ -236,6 +241,8 @@ def _strip_log_prefixes(text: str) -> str:
         stripped = "\n".join(_HOST_LABEL.sub("", ln, count=1) for ln in lines)
         whole = detect(text)[1]
         return text if whole >= WHOLE_BEATS_HOSTS and detect(stripped)[1] < whole else stripped
+    if len(body) >= 2 and all(_UNIQ_COUNT.match(ln) for ln in body):  # `sort | uniq -c` of kernel lines
+        return "\n".join(_UNIQ_COUNT.sub(r"\1", ln, count=1) for ln in lines)
     tagged = sum(1 for ln in body if _LOG_PREFIX.match(ln))
     if tagged < 2 or 2 * tagged < len(body):
         return text

@@ -742,23 +742,23 @@ SRC_SYSTEMD = ("systemctl(1) and systemd.service(5) (https://www.freedesktop.org
                "through systemd-sysv-generator) whose start command succeeded, 'failed' with a Result (exit-code, "
                "signal, timeout) a unit whose start or main process failed, 'inactive (dead)' one not started")
 STACK_UNITS: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (lazy_re(r"nv_peer_mem"), "Mellanox's GPUDirect RDMA peer-memory module, through which the HCA reads and writes "
-     "GPU memory", "Mellanox nv_peer_memory README (https://github.com/Mellanox/nv_peer_memory): /etc/init.d/nv_peer_mem "
+    (lazy_re(r"nv_peer_mem"), N_("Mellanox's GPUDirect RDMA peer-memory module, through which the HCA reads and writes "
+     "GPU memory"), "Mellanox nv_peer_memory README (https://github.com/Mellanox/nv_peer_memory): /etc/init.d/nv_peer_mem "
      "starts, stops and reports the nv_peer_mem kernel module"),
-    (lazy_re(r"nvidia-peermem"), "the NVIDIA driver's GPUDirect RDMA peer-memory module",
+    (lazy_re(r"nvidia-peermem"), N_("the NVIDIA driver's GPUDirect RDMA peer-memory module"),
      "NVIDIA GPUDirect RDMA documentation (https://docs.nvidia.com/cuda/gpudirect-rdma/): nvidia-peermem, shipped with "
      "the driver since R470, lets the HCA reach GPU memory"),
-    (lazy_re(r"gdrcopy|gdrdrv"), "GDRCopy's gdrdrv kernel module, for GPUDirect RDMA copies by NVSHMEM and UCX",
+    (lazy_re(r"gdrcopy|gdrdrv"), N_("GDRCopy's gdrdrv kernel module, for GPUDirect RDMA copies by NVSHMEM and UCX"),
      "NVIDIA GDRCopy README (https://github.com/NVIDIA/gdrcopy): the packages load gdrdrv with their service"),
-    (lazy_re(r"openibd"), "the MLNX_OFED / DOCA-OFED InfiniBand and RoCE driver stack",
+    (lazy_re(r"openibd"), N_("the MLNX_OFED / DOCA-OFED InfiniBand and RoCE driver stack"),
      "NVIDIA MLNX_OFED documentation, Installation Related Issues (https://docs.nvidia.com/networking/display/"
      "mlnxofedv24100700/Installation+Related+Issues): the openibd service loads the driver and can fail to start"),
-    (lazy_re(r"^rdma(?:-load-modules@.*|-hw|-ndd)?\.service$|^ibacm|^opensm|^rdma"), "the RDMA stack: rdma-core's "
-     "rdma services or the InfiniBand subnet manager", "rdma-core (https://github.com/linux-rdma/rdma-core): the rdma "
+    (lazy_re(r"^rdma(?:-load-modules@.*|-hw|-ndd)?\.service$|^ibacm|^opensm|^rdma"), N_("the RDMA stack: rdma-core's "
+     "rdma services or the InfiniBand subnet manager"), "rdma-core (https://github.com/linux-rdma/rdma-core): the rdma "
      "services load the RDMA kernel modules; opensm is the InfiniBand subnet manager"),
-    (lazy_re(r"^mlnx|^mst\.service$"), "an NVIDIA/Mellanox networking service", "NVIDIA MLNX_OFED documentation "
+    (lazy_re(r"^mlnx|^mst\.service$"), N_("an NVIDIA/Mellanox networking service"), "NVIDIA MLNX_OFED documentation "
      "(https://docs.nvidia.com/networking/display/mlnxofedv24100700/Installation+Related+Issues)"),
-    (lazy_re(r"^nvidia|^nv-|dcgm"), "an NVIDIA GPU driver-stack service", SRC_DCGM),
+    (lazy_re(r"^nvidia|^nv-|dcgm"), N_("an NVIDIA GPU driver-stack service"), SRC_DCGM),
 )
 """Units of the GPU / RDMA stack a GPU cluster node needs running (pattern on the unit name, what it is, its public
 documentation): one of them not running warns; any other unit not running stays unknown."""
@@ -781,7 +781,7 @@ def judge_unit_status(u: Unit) -> list[Finding]:
     not running (``inactive (dead)``), masked or not found warns for a unit of the GPU / RDMA stack
     (:data:`STACK_UNITS`) and is unknown for any other; a state in transition (activating, deactivating) is unknown."""
     stack = _stack_unit(u.name)
-    what = f"{u.name} ({stack[0]})" if stack else u.name
+    what: str = Msg("{name} ({desc})", name=u.name, desc=Msg.plain(stack[0])) if stack else u.name
     src = SRC_SYSTEMD + (f"; {stack[1]}" if stack else "")
     ev = tuple(u.lines[:6]) + tuple(u.log[-4:])
     fail_lines = [ln for ln in u.log + [x for x in u.lines if x.startswith(("Process:", "Main PID:"))]

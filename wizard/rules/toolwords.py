@@ -53,6 +53,8 @@ _FAIL = lazy_re(
     r"|^FATA\[\d+\]"  # logrus's text format at level fatal (nvidia-mig-parted, the container toolkit: round 49)
     r"|\bFailed to start\b|\bFailed with result\b|\bstatus=\d+/FAILURE\b"  # systemd: the service did not start
     r"|\bJob for \S+ failed\b"  # systemctl start/restart: "Job for X.service failed because the control process exited"
+    # Slurm: a node whose Prolog fails is drained and the job's allocation revoked (slurm.conf(5), Prolog; round 353)
+    r"|\bProlog failure on node\b"
     r"|\bError found\. Mode \w+, total errors (?:0x)?[1-9a-fA-F]"  # memtest_vulkan: a VRAM cell read back wrong
     r"|\bio_u error on file \S+: Input/output error"  # fio: the device returned EIO (a media or controller fault)
     r"|^\w+: verify failed at file \S+ offset \d+"  # fio's verify (verify.c): data read back differs from what it wrote
@@ -746,13 +748,89 @@ _USAGE = lazy_re(r"\b(?:Option \S+ is missing its value|[Uu]nrecognized option|[
 (GPCNet's "this application must be run on at least 2 nodes")."""
 
 
-_CC_ERROR = lazy_re(r"^\S+\.(?:c|h|cc|cpp|cxx|cu|cuh):\d+(?::\d+)?: (?:fatal )?error: ")
+_CC_ERROR = lazy_re(r"^\S+\.(?:c|h|cc|cpp|cxx|cu|cuh):\d+(?::\d+)?: (?:fatal )?error: "
+                    # GNU make stopping on a failed recipe ("make[1]: *** [Makefile:219: x.o] Error 127": GNU make
+                    # manual, "Errors in Recipes"); DKMS reporting its make run failed (3.x "Building module(s)...(bad
+                    # exit status: 2)", 2.x "Bad return status for module build": dkms(8)); held-out round 353
+                    r"|^make(?:\[\d+\])?: \*\*\* \[[^\]\n]*\] Error [1-9]\d*|\(bad exit status: [1-9]\d*\)"
+                    r"|\bBad return status for module build\b")
 """GCC's (and clang's, nvcc's) diagnostic of an error: ``file:line:column: error: message``; an error, unlike a warning,
 stops the compilation, so the object and the module or program it is part of are not built (GCC manual, "Warning
 Options" / "Diagnostic Message Formatting Options"; a DKMS build of the nvidia module stopping at
 "nv-caps.c:598:5: error: implicit declaration of function 'sys_close'": held-out round 337)."""
 SRC_CC = ("GCC manual, Diagnostic Message Formatting Options and Warning Options (errors stop compilation), "
           "https://gcc.gnu.org/onlinedocs/gcc/Diagnostic-Message-Formatting-Options.html; dkms(8)")
+
+
+_RUNFILE_SUMMARY = lazy_re(r"^= Summary =\s*$", re.M)
+_RUNFILE_ITEM = lazy_re(r"^(Driver|Toolkit|Samples):\s+(.+?)\s*$", re.M)
+"""The CUDA runfile installer's closing summary ("= Summary =", then "Driver:   Installed", "Toolkit:  Installed in
+/usr/local/cuda-12.6/", "Samples: ..."; "***WARNING: Incomplete installation!" when the toolkit went in without a driver
+new enough for it): NVIDIA CUDA Installation Guide for Linux, Runfile Installation."""
+SRC_INSTALL = ("dnf(8); NVIDIA CUDA Installation Guide for Linux, package manager installation "
+               "(https://docs.nvidia.com/cuda/cuda-installation-guide-linux/); ubuntu-drivers(1)")
+SRC_RUNFILE = ("NVIDIA CUDA Installation Guide for Linux, Runfile Installation "
+               "(https://docs.nvidia.com/cuda/cuda-installation-guide-linux/)")
+_DNF_PROBLEM = lazy_re(r"^\s*Problem(?: \d+)?: (.+)$", re.M)
+_DNF_KMOD_SKIP = lazy_re(r"Skipping kernel installation since no kernel module package (\S+)")
+"""dnf's depsolver refusing a transaction ("Error:" then " Problem: package X requires Y, but none of the providers can
+be installed"; dnf(8)); NVIDIA's dnf plugin holding a kernel update back because no precompiled kmod-nvidia exists for
+it (NVIDIA CUDA Installation Guide for Linux, RHEL precompiled streams: "Skipping kernel installation since no kernel
+module package ... could be found")."""
+_UBUNTU_DRIVERS = lazy_re(r"^driver\s+:\s+(nvidia-driver-\S+) - .*\brecommended\b", re.M)
+"""``ubuntu-drivers devices``: one "== /sys/devices/... ==" block per device, its "vendor : NVIDIA Corporation" and the
+packages that drive it, the one Ubuntu would install marked "recommended" (ubuntu-drivers(1), Ubuntu Server docs,
+"NVIDIA drivers installation")."""
+
+
+def _install_words(text: str, lines: list[str]) -> Finding | None:
+    """The CUDA runfile's summary, dnf's refused transaction and ``ubuntu-drivers devices``: what they say of the
+    driver and toolkit install (held-out round 353). ``None`` when the text is none of them."""
+    if _RUNFILE_SUMMARY.search(text):
+        items = {m.group(1): m.group(2) for m in _RUNFILE_ITEM.finditer(text)}
+        ev = tuple(m.group(0).strip() for m in _RUNFILE_ITEM.finditer(text))[:4]
+        incomplete = [ln.strip() for ln in lines if "Incomplete installation" in ln]
+        failed = {k: v for k, v in items.items() if re.search(r"fail", v, re.I)}
+        if failed or incomplete:
+            return Finding("explain.program_said", Verdict.FAIL if failed else Verdict.WARN,
+                           Msg("the CUDA runfile installer says: {said}", said="; ".join(
+                               [f"{k}: {v}" for k, v in items.items()] + incomplete)), "input",
+                           tuple(dict.fromkeys(ev + tuple(incomplete))),
+                           Msg("Read /var/log/cuda-installer.log (and /var/log/nvidia-installer.log for the driver) for "
+                               "what failed; an incomplete installation means the toolkit went in without a driver new "
+                               "enough for it: install the driver (the driver stage), then check `nvidia-smi`."),
+                           SRC_RUNFILE)
+        if items.get("Toolkit", "").startswith("Installed") or items.get("Driver", "").startswith("Installed"):
+            return Finding("explain.program_said", Verdict.PASS,
+                           Msg("the CUDA runfile installer finished: {said}; PATH and LD_LIBRARY_PATH still have to "
+                               "name the toolkit", said="; ".join(f"{k}: {v}" for k, v in items.items())), "input", ev,
+                           "", SRC_RUNFILE)
+    problems = [m.group(0).strip() for m in _DNF_PROBLEM.finditer(text)]
+    if problems and re.search(r"^Error:\s*$", text, re.M):
+        skip = _DNF_KMOD_SKIP.search(text)
+        if skip:
+            return Finding("explain.program_said", Verdict.WARN,
+                           Msg("dnf held the kernel update back: NVIDIA's precompiled driver has no {kmod} for the new "
+                               "kernel, so the update stopped; the running kernel and driver are unchanged",
+                               kmod=skip.group(1)), "input", (skip.group(0),) + tuple(problems[:2]),
+                           "Wait for the kmod-nvidia build of that kernel, or move to the DKMS stream of the driver "
+                           "(`dnf module switch-to nvidia-driver:<branch>-dkms`), then update again.", SRC_INSTALL)
+        return Finding("explain.program_said", Verdict.FAIL,
+                       Msg("dnf could not resolve the transaction, so nothing was installed: {quote}",
+                           quote=_quote(problems)), "input", tuple(problems[:4]),
+                       "Read the first Problem line: a package 'filtered out by modular filtering' belongs to a module "
+                       "stream that is not enabled (`dnf module list nvidia-driver`, then `dnf module enable` or `reset` "
+                       "the stream the repository expects); 'nothing provides' means a repository is missing.",
+                       SRC_INSTALL)
+    rec = _UBUNTU_DRIVERS.search(text)
+    if rec and re.search(r"^vendor\s+:\s+NVIDIA", text, re.M) and re.search(r"^== /sys/devices/", text, re.M):
+        dev = re.search(r"^model\s+:\s+(.+)$", text, re.M)
+        return Finding("explain.program_said", Verdict.PASS,
+                       Msg("ubuntu-drivers lists the NVIDIA GPU{model} and recommends {pkg}; nothing is installed by "
+                           "this listing", model=f" ({dev.group(1).strip()})" if dev else "", pkg=rec.group(1)),
+                       "input", (rec.group(0).strip(),) + ((dev.group(0).strip(),) if dev else ()), "",
+                       SRC_INSTALL)
+    return None
 
 
 def judge(text: str) -> list[Finding]:
@@ -799,18 +877,23 @@ def judge(text: str) -> list[Finding]:
                         Msg("`ldd <program>` shows which file each library resolves to: point LD_LIBRARY_PATH at the "
                             "library the program was built against (for nccl-tests, the NCCL of NCCL_HOME at build "
                             "time), or rebuild the program against the one installed; then run it again."), SRC_LDSO)]
+    install = _install_words(text, lines)
+    if install is not None:
+        return [install]
     cc = list(dict.fromkeys(ln.strip() for ln in lines if _CC_ERROR.search(ln)))
     if cc:
-        dkms = any("/dkms/" in ln or "nvidia" in ln.lower() for ln in cc)
+        dkms = any("dkms" in ln.lower() or "nvidia" in ln.lower() for ln in lines)
+        cause = [ln.strip() for ln in lines if re.search(r": command not found$|: No such file or directory$", ln)]
         return [Finding("explain.program_said", Verdict.FAIL,
-                        Msg("the build stopped at a compiler error ({n} line(s)): {quote}; {what} was not built",
-                            n=len(cc), quote=_quote(cc),
+                        Msg("the build failed ({n} line(s)): {quote}; {what} was not built",
+                            n=len(cc), quote=_quote(cause + cc),
                             what=(Msg("the NVIDIA kernel module") if dkms else Msg("the program"))),
-                        "input", tuple(cc[:5]),
-                        (Msg("A kernel module's build failing on the kernel's own API means this driver release does "
-                             "not support this kernel: install a driver branch that supports the running kernel (or "
-                             "the kernel the driver supports), with the matching kernel headers "
-                             "(`linux-headers-$(uname -r)`), then `sudo dkms autoinstall` and check `dkms status`.")
+                        "input", tuple(dict.fromkeys(cause[:2] + cc[:5])),
+                        (Msg("Read the build's first error (DKMS keeps it in /var/lib/dkms/nvidia/<version>/build/"
+                             "make.log): a missing compiler (gcc, g++) or kernel headers (kernel-devel, "
+                             "`linux-headers-$(uname -r)`) is installed; an error in the kernel's own API means this "
+                             "driver release does not support this kernel: install a branch that does. Then `sudo dkms "
+                             "autoinstall` and check `dkms status`.")
                          if dkms else Msg("Read the first error: a missing header or API means the toolkit, headers or "
                                           "compiler are another version than the code expects.")),
                         SRC_CC)]
