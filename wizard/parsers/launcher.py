@@ -328,11 +328,17 @@ _TL_STEP = lazy_re(r"\bstep[=:]\s*(\d{1,9})\b|\biteration\s+(\d{1,9})\s*/|\bglob
                    r"|timer\.py:\d+:stop\] \d+/(\d{1,9}),"
                    # "iter=150 loss=0.237" (ezpz, held-out round 331); a tqdm progress bar with the loss in its postfix
                    # (PyTorch Lightning: "| 4/32 [00:02<00:16,  1.72it/s, loss=4.28, ...]")
-                   r"|\biter[=:]\s*(\d{1,9})\b|\|\s*(\d{1,9})/\d{1,9} \[[\d:<?]+,\s+[\d.]+(?:it/s|s/it)", re.I)
-_TL_LOSS = lazy_re(r"\b(?:lm[_ ])?loss[=:]\s*([-+]?(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|inf))", re.I)
+                   r"|\biter[=:]\s*(\d{1,9})\b|\|\s*(\d{1,9})/\d{1,9} \[[\d:<?]+,\s+[\d.]+(?:it/s|s/it)"
+                   # NeMo/Lightning's "| global_step: 3 |", NeMo AutoModel's "| step 8 | epoch 0 | loss 0.78 |"
+                   # (held-out round 351)
+                   r"|\bglobal_step:\s*(\d{1,9})\b|\bstep\s+(\d{1,9})\s+\|", re.I)
+_TL_LOSS = lazy_re(r"(?:\b(?:lm[_ ])?|(?<=_train_))loss(?:\s*[=:]\s*|\s+)([-+]?(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|inf))\b",
+                   re.I)
+"""The loss a step line prints: "loss: 7.12", "lm loss: 2.23E+00", "loss=4.3", "loss 0.78 |", NeMo's
+"reduced_train_loss: 9.76"."""
 _TL_NAN_ITERS = lazy_re(r"number of nan iterations:\s*([1-9]\d*)")
 _TL_RATE = lazy_re(r"(?:tps:\s*[\d,]+|tflops:\s*[\d.]+|[\d.]+\s*TFLOPS|SamplesPerSec=[\d.]+|samples/sec[:=]\s*[\d.]+|"
-                   r"[\d.]+s/it|[\d.]+it/s|mfu:\s*[\d.]+%)", re.I)
+                   r"[\d.]+s/it|[\d.]+it/s|mfu:\s*[\d.]+%|tps\s+[\d,.]+|TFLOP/s/GPU\):\s*[\d.]+)", re.I)
 
 
 def parse_training_log(text: str) -> TrainingLog:
@@ -370,4 +376,7 @@ def detect_training_log(text: str) -> float:
     if not any(w in low for w in ("step", "iteration", "loss:", "timer.py")):  # cheap first: _TL_STEP's words
         return 0.0
     t = parse_training_log("\n".join(head.splitlines()[:2000]))
-    return 0.6 if len({s for s, _, _ in t.steps}) >= 2 else 0.0
+    if len({s for s, _, _ in t.steps}) >= 2:
+        return 0.6
+    # one step line past the first with its loss: the loop ran up to it (a log cut to the line that matters)
+    return 0.5 if any(s >= 2 and loss is not None for s, loss, _ in t.steps) else 0.0

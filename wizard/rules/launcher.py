@@ -335,7 +335,7 @@ SRC_TRAINING = ("PyTorch docs, torch.distributed.elastic (https://pytorch.org/do
 def judge_training_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``node.training_log`` from a training job's step lines: a NaN/inf loss or Megatron's nan-iteration count WARN
     (the run diverged or overflowed: a job or precision matter first); two or more steps with a finite loss or a
-    throughput PASS (the GPUs ran the training loop; the job working, not the machine's limits); else UNKNOWN."""
+    throughput, or one step line past the first with its loss, PASS (the GPUs ran the training loop; the job working, not the machine's limits); else UNKNOWN."""
     from wizard.parsers.launcher import parse_training_log
 
     t = parse_training_log(text)
@@ -348,11 +348,18 @@ def judge_training_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         "Lower the learning rate or use bf16 (fp16's range overflows), check the data for bad samples; "
                         "if it appears on one node only, check that node's GPUs (`dcgmi diag -r 3`, ECC and Xid in "
                         "`dmesg`).", SRC_TRAINING)]
-    if len(steps) < 2:
+    reached = [x for x in t.steps if x[0] >= 2 and x[1] is not None]
+    if len(steps) < 2 and not reached:
         return [Finding(fid, Verdict.UNKNOWN, N_("a training log with fewer than two steps: it does not show the loop "
                                                  "running"), "node", tuple(x[2] for x in t.steps[:3]),
                         "Paste a few steps' lines (loss and throughput).", SRC_TRAINING)]
     losses = [loss for _, loss, _ in t.steps if loss is not None]
+    if len(steps) < 2:  # one line, at step 2 or later, with its loss: the loop reached it (held-out round 351)
+        rate1 = Msg("; {rate}", rate=t.rates[-1]) if t.rates else ""
+        return [Finding(fid, Verdict.PASS,
+                        Msg("the training job reached step {a} with loss {loss:g}{rate}: the GPUs ran the training loop "
+                            "up to it; this shows the job working, not the machine's limits", a=reached[0][0],
+                            loss=reached[0][1], rate=rate1), "node", (reached[0][2],), "", SRC_TRAINING)]
     loss_words = (Msg("; loss {first:g} at the first, {last:g} at the last", first=losses[0], last=losses[-1])
                   if losses else "")
     rate = Msg("; {rate}", rate=t.rates[-1]) if t.rates else ""
