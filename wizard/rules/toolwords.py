@@ -558,7 +558,8 @@ _VERBS_RETRY = lazy_re(r"\b(?:transport|RNR) retry count(?:er)? exceeded\b|\bIBV
 """A work request the RDMA transport gave up on: the peer never acknowledged it within the retry count (IBV_WC_RETRY_EXC_ERR,
 "transport retry counter exceeded") or kept saying receiver-not-ready (IBV_WC_RNR_RETRY_EXC_ERR): ibv_poll_cq(3)."""
 _VERBS_REG_MR = lazy_re(r"\bibv_reg_(?:dmabuf_)?mr\w*\b[^\n]{0,60}?\b(?:fail(?:ed|ure)?|error)\b"
-                        r"|\b(?:Failed to|Couldn't|Unable to) register (?:the )?(?:memory region|MR)\b", re.I)
+                        r"|\b(?:Failed to|Couldn't|Unable to) register (?:the )?(?:(?:GPU|host|device) )?(?:memory region|MR)\b",
+                        re.I)  # "Couldn't register GPU MR" (NVIDIA's gpudirect test programs: held-out round 350)
 """An RDMA memory registration failing (ibv_reg_mr(3): returns NULL and sets errno: EINVAL, ENOMEM, EFAULT): the HCA
 cannot access that buffer, so no transfer from it runs."""
 SRC_VERBS_REG = ("ibv_reg_mr(3) man page, rdma-core (https://man7.org/linux/man-pages/man3/ibv_reg_mr.3.html); NVIDIA "
