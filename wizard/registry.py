@@ -311,7 +311,7 @@ def _build_kinds() -> dict[str, Kind]:
          "throughput)", p_launcher.detect_training_log, pasted.training_log_judge, ("torchrun train.py",)),
     Kind("nvidia-imex-ctl", "nvidia-imex-ctl -N (the IMEX domain of a multi-node NVLink system)",
          p_fabricmanager.detect_imex_status, fm_rules.judge_imex_text, ("nvidia-imex-ctl -N",)),
-    Kind("kubectl-get-pods", "kubectl get pods (GPU Operator / device plugin pods)", p_container.detect_kubectl_pods,
+    Kind("kubectl-get-pods", "kubectl get pods / daemonsets (GPU Operator / device plugin)", p_container.detect_kubectl_pods,
          container_rules.judge_pods_text, ("kubectl get pods -n gpu-operator",)),
     # wizard/parsers/gpuburn.py detects; wizard/rules/gpuburn.py judges (wilicc/gpu-burn)
     Kind("gpu-burn", "gpu-burn (wilicc/gpu-burn stress test with result checking)", p_gpuburn.detect_gpu_burn,

@@ -539,7 +539,9 @@ def judge_cpupower_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return [Finding(fid, Verdict.WARN, Msg("{problems} ({settings})", problems=joined("; ", held),
                                                settings=settings), "host", ev,
                         "Set the BIOS system profile to performance (or OS-controlled) and the governor to performance "
-                        "or schedutil: `sudo cpupower frequency-set -g performance`. A CPU below its hardware minimum: "
+                        "or schedutil: `sudo cpupower frequency-set -g performance`. A capped policy: raise its maximum "
+                        "(`sudo cpupower frequency-set -u <hardware maximum>`) and find what set it (TLP's "
+                        "CPU_SCALING_MAX_FREQ_*, power-profiles-daemon, a tuned profile). A CPU below its hardware minimum: "
                         "check cooling, the BIOS power limits and the BMC's event log, and watch it under load with "
                         "`turbostat`.", SRC_POWER + "; " + SRC_EPP + "; " + SRC_CPUFREQ_MIN)]
     return [Finding(fid, Verdict.PASS, settings + Msg(". No frequency policy holds the CPUs back; the BIOS profile "

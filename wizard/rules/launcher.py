@@ -15,6 +15,7 @@ Two concerns, one finding id each (both explain-only, step ``node.validate``):
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from wizard.model import Finding, Verdict
@@ -367,11 +368,19 @@ def judge_training_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         # the loss climbing over the steps shown: a diverging run (held-out round 358: fp16 loss scale collapsed,
         # a 104B model's loss spike), the job's matter before the machine's
         rising = [x for x in t.steps if x[1] is not None]
+        last = rising[-1][2]
+        scale = re.search(r"\bloss scale:\s*([\d.]+)", last)
+        skipped = re.search(r"number of skipped iterations:\s*(\d+)", last)
+        grad = re.search(r"\bgrad norm:\s*([\d.]+)", last)
+        seen = [w for w in (Msg("loss scale {v}", v=scale.group(1)) if scale else "",
+                            Msg("{v} iterations skipped", v=skipped.group(1)) if skipped and skipped.group(1) != "0"
+                            else "", Msg("grad norm {v}", v=grad.group(1)) if grad else "") if w]
         return [Finding(fid, Verdict.WARN,
-                        Msg("the training loss rose from {a:g} to {b:g} over steps {s1} to {s2}: the run is diverging "
-                            "(learning rate, fp16 overflow, bad data); the GPUs ran the loop", a=rising[0][1],
-                            b=rising[-1][1], s1=rising[0][0], s2=rising[-1][0]), "node",
-                        tuple(dict.fromkeys([rising[0][2], rising[-1][2]])),
+                        Msg("the training loss rose from {a:g} to {b:g} over steps {s1} to {s2}{seen}: the run is "
+                            "diverging (learning rate, fp16 overflow, bad data); the GPUs ran the loop",
+                            a=rising[0][1], b=rising[-1][1], s1=rising[0][0], s2=rising[-1][0],
+                            seen=(Msg(" (at the last: {what})", what=joined(", ", seen)) if seen else "")), "node",
+                        tuple(dict.fromkeys([rising[0][2], last])),
                         "Roll back to the last good checkpoint and lower the learning rate or use bf16 (fp16's dynamic "
                         "loss scale collapsing to 1 skips steps); if it happens on one node only, check that node's "
                         "GPUs (`dcgmi diag -r 3`, ECC and Xid in `dmesg`).", SRC_TRAINING)]

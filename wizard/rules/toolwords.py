@@ -807,6 +807,8 @@ def _install_words(text: str, lines: list[str]) -> Finding | None:
                                "name the toolkit", said="; ".join(f"{k}: {v}" for k, v in items.items())), "input", ev,
                            "", SRC_RUNFILE)
     problems = [m.group(0).strip() for m in _DNF_PROBLEM.finditer(text)]
+    # the Problem's own "  - ..." lines name the package in the way ("... is filtered out by modular filtering")
+    reasons = [ln.strip() for ln in lines if re.match(r"^\s+- (?:package|nothing provides|cannot install|conflicting)", ln)]
     if problems and re.search(r"^Error:\s*$", text, re.M):
         skip = _DNF_KMOD_SKIP.search(text)
         if skip:
@@ -818,14 +820,18 @@ def _install_words(text: str, lines: list[str]) -> Finding | None:
                            "(`dnf module switch-to nvidia-driver:<branch>-dkms`), then update again.", SRC_INSTALL)
         return Finding("explain.program_said", Verdict.FAIL,
                        Msg("dnf could not resolve the transaction, so nothing was installed: {quote}",
-                           quote=_quote(problems)), "input", tuple(problems[:4]),
+                           quote=_quote(problems + [r for r in reasons if "filtered out" in r or "nothing provides" in r])),
+                       "input", tuple(dict.fromkeys(problems[:2] + reasons[:4])),
                        "Read the first Problem line: a package 'filtered out by modular filtering' belongs to a module "
                        "stream that is not enabled (`dnf module list nvidia-driver`, then `dnf module enable` or `reset` "
                        "the stream the repository expects); 'nothing provides' means a repository is missing.",
                        SRC_INSTALL)
     rec = _UBUNTU_DRIVERS.search(text)
     if rec and re.search(r"^vendor\s+:\s+NVIDIA", text, re.M) and re.search(r"^== /sys/devices/", text, re.M):
-        dev = re.search(r"^model\s+:\s+(.+)$", text, re.M)
+        # the model line of the NVIDIA device's block (a VM lists its emulated display adapter first)
+        block = next((b for b in re.split(r"^(?===\s)", text, flags=re.M) if re.search(r"^vendor\s+:\s+NVIDIA", b, re.M)),
+                     "")
+        dev = re.search(r"^model\s+:\s+(.+)$", block, re.M)
         return Finding("explain.program_said", Verdict.PASS,
                        Msg("ubuntu-drivers lists the NVIDIA GPU{model} and recommends {pkg}; nothing is installed by "
                            "this listing", model=f" ({dev.group(1).strip()})" if dev else "", pkg=rec.group(1)),
@@ -886,14 +892,14 @@ def judge(text: str) -> list[Finding]:
         dkms = any("dkms" in ln.lower() or "nvidia" in ln.lower() for ln in lines)
         cause = [ln.strip() for ln in lines if re.search(r": command not found$|: No such file or directory$", ln)]
         return [Finding("explain.program_said", Verdict.FAIL,
-                        Msg("the build failed ({n} line(s)): {quote}; {what} was not built",
-                            n=len(cc), quote=_quote(cause + cc),
+                        Msg("the build failed: {quote}; {what} was not built", quote=_quote(cause + cc),
                             what=(Msg("the NVIDIA kernel module") if dkms else Msg("the program"))),
                         "input", tuple(dict.fromkeys(cause[:2] + cc[:5])),
                         (Msg("Read the build's first error (DKMS keeps it in /var/lib/dkms/nvidia/<version>/build/"
-                             "make.log): a missing compiler (gcc, g++) or kernel headers (kernel-devel, "
-                             "`linux-headers-$(uname -r)`) is installed; an error in the kernel's own API means this "
-                             "driver release does not support this kernel: install a branch that does. Then `sudo dkms "
+                             "make.log). A tool not found: install it (gcc, and gcc-c++ / g++ for nvidia-modeset). "
+                             "Headers missing: install those of the kernel it builds for (kernel-devel-<version> or "
+                             "linux-headers-<version>, the version DKMS names). An error in the kernel's own API: this "
+                             "driver release does not support that kernel; install a branch that does. Then `sudo dkms "
                              "autoinstall` and check `dkms status`.")
                          if dkms else Msg("Read the first error: a missing header or API means the toolkit, headers or "
                                           "compiler are another version than the code expects.")),
