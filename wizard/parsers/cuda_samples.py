@@ -779,7 +779,6 @@ class GpuStream:
     tool: str = ""  # "BabelStream" or "gpu-stream"
     device: str = ""
     device_line: str = ""
-    precision: str = ""
     rates: list[tuple[str, float, str]] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
 
@@ -801,8 +800,6 @@ def parse_gpu_stream(text: str) -> GpuStream:
         if d:
             _set(g, "device", d.group(1))
             _set(g, "device_line", d.group(0).strip())
-        p = re.search(r"^\s*Precision:\s*(\w+)", text, re.M)
-        _set(g, "precision", p.group(1) if p else "")
         for ln in text.splitlines():
             m = _BS_ROW.match(ln)
             if m and not any(k == m.group(1) for k, _, _ in g.rates):

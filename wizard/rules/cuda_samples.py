@@ -297,15 +297,22 @@ can be served from the L2 cache (up to 50 MB on H100: "NVIDIA H100 Tensor Core G
 2022, https://resources.nvidia.com/en-us-tensor-core, "50 MB L2 cache") and read faster than DRAM."""
 
 
+def _memcpy_grade(gb_s: float, bw: float) -> tuple[Verdict, float, float]:
+    """(verdict, warn fraction, fail fraction) of a device-memory rate in GB/s against the datasheet bandwidth ``bw``,
+    with the validation's memcpy fractions (warn below 0.69 x, fail below 0.57 x, derived from DCGM's memory bandwidth
+    test; wizard.rules.validate)."""
+    warn_f, fail_f = threshold("memcpy_warn_fraction", 0.69), threshold("memcpy_fail_fraction", 0.57)
+    return (Verdict.PASS if _at_least(gb_s, warn_f * bw) else Verdict.WARN if _at_least(gb_s, fail_f * bw)
+            else Verdict.FAIL), warn_f, fail_f
+
+
 def _grade_d2d(m: BwMeasure, spec: Any, subj: str, ev: tuple[str, ...]) -> Finding:
     """gpu.memcpy of bandwidthTest's device-to-device copy (it counts the bytes read and written: 2 x size / time,
     cuda-samples bandwidthTest testDeviceToDeviceTransfer) against the datasheet memory bandwidth, with the
     validation's memcpy fractions (warn below 0.69 x, fail below 0.57 x, derived from DCGM's memory bandwidth
     test; wizard.rules.validate)."""
     bw = spec.memory_bw_gb_s
-    warn_f, fail_f = threshold("memcpy_warn_fraction", 0.69), threshold("memcpy_fail_fraction", 0.57)
-    verdict = (Verdict.PASS if _at_least(m.gb_s, warn_f * bw) else Verdict.WARN if _at_least(m.gb_s, fail_f * bw)
-               else Verdict.FAIL)
+    verdict, warn_f, fail_f = _memcpy_grade(m.gb_s, bw)
     msg = Msg("device-to-device copy of {size} {gb_s:.1f} GB/s (read + write) = {pct:.0f}% of the {bw:g} GB/s datasheet "
               "memory bandwidth ({name}); warn below {warn:.0f} ({warn_f:g} x), fail below {fail:.0f} ({fail_f:g} x)",
               size=human_bytes(m.size_bytes), gb_s=m.gb_s, pct=100 * m.gb_s / bw, bw=bw, name=spec.name,
@@ -1122,36 +1129,35 @@ def judge_gpu_stream_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     # the streaming kernels (not Dot, a reduction, nor gpu-stream's stencils) are graded by the slowest of them: a
     # GPU whose Triad lags its Copy is not healthy because Add was fast (fresh-eyes review, this stop)
     streaming = [r for r in g.rates if r[0].lower() in _STREAM_KERNELS] or g.rates
-    kernel, best, line = min(streaming, key=lambda r: r[1])
+    kernel, rate, line = min(streaming, key=lambda r: r[1])
     figures = ", ".join(f"{k} {v:,.0f}" for k, v, _ in g.rates[:6])
     ev = tuple(dict.fromkeys(dev_ev + [line]))
     spec = match_gpu(g.device) if g.device else None
     if spec is not None and spec.memory_bw_gb_s:
         bw = spec.memory_bw_gb_s
-        warn_f, fail_f = threshold("memcpy_warn_fraction", 0.69), threshold("memcpy_fail_fraction", 0.57)
-        verdict = (Verdict.PASS if best >= warn_f * bw else Verdict.WARN if best >= fail_f * bw else Verdict.FAIL)
+        verdict, warn_f, fail_f = _memcpy_grade(rate, bw)
         return [Finding(fid, verdict,
                         Msg("{who} on {device}: slowest streaming kernel {kernel} {best:,.0f} GB/s = {pct:.0f}% of the {bw:g} GB/s datasheet "
                             "memory bandwidth ({name}); warn below {warn:.0f} ({warn_f:g} x), fail below {fail:.0f} "
-                            "({fail_f:g} x); GB/s: {figures}", who=who, device=g.device, kernel=kernel, best=best,
-                            pct=100 * best / bw, bw=bw, name=spec.name, warn=warn_f * bw, warn_f=warn_f,
+                            "({fail_f:g} x); GB/s: {figures}", who=who, device=g.device, kernel=kernel, best=rate,
+                            pct=100 * rate / bw, bw=bw, name=spec.name, warn=warn_f * bw, warn_f=warn_f,
                             fail=fail_f * bw, fail_f=fail_f, figures=figures), subj, ev,
                         "" if verdict is Verdict.PASS else MEMCPY_REMEDY,
                         f"{SRC_STREAM}; {spec.name} datasheet ({spec.source}); DCGM memory bandwidth test (derived "
                         "fractions)",
-                        measured=measure(best, warn_f * bw, "GB/s", "at_least",
+                        measured=measure(rate, warn_f * bw, "GB/s", "at_least",
                                          f"{kernel} (warn floor, {warn_f:g} x {bw:g} GB/s)"))]
     if g.tool == "BabelStream":
         return [Finding(fid, Verdict.PASS,
                         Msg("BabelStream ran its kernels on {device} and its results check passed (no 'Validation "
                             "failed'); slowest streaming kernel {kernel} {best:,.0f} GB/s (GB/s: {figures}); bringup has no datasheet memory "
                             "bandwidth for this GPU, so the rate is not graded", device=g.device or "the GPU",
-                            kernel=kernel, best=best, figures=figures), subj, ev,
+                            kernel=kernel, best=rate, figures=figures), subj, ev,
                         "Compare the rate with the GPU's datasheet memory bandwidth: a healthy GPU reaches about 80-90 % "
                         "of it in Copy/Triad.", SRC_STREAM)]
     return [Finding(fid, Verdict.UNKNOWN,
                     Msg("{who}: slowest streaming kernel {kernel} {best:,.0f} GB/s (GB/s: {figures}); the output names no "
-                        "GPU, so the rate cannot be compared with a datasheet", who=who, kernel=kernel, best=best, figures=figures),
+                        "GPU, so the rate cannot be compared with a datasheet", who=who, kernel=kernel, best=rate, figures=figures),
                     subj, ev, "Compare the rates with the GPU's datasheet memory bandwidth yourself (`nvidia-smi -L` names "
                     "the GPU): a healthy GPU reaches about 80-90 % of it; or run BabelStream, which prints the device.",
                     SRC_STREAM)]

@@ -788,14 +788,16 @@ def _install_words(text: str, lines: list[str]) -> Finding | None:
     """The CUDA runfile's summary, dnf's refused transaction and ``ubuntu-drivers devices``: what they say of the
     driver and toolkit install (held-out round 353). ``None`` when the text is none of them."""
     if _RUNFILE_SUMMARY.search(text):
-        items = {m.group(1): m.group(2) for m in _RUNFILE_ITEM.finditer(text)}
-        ev = tuple(m.group(0).strip() for m in _RUNFILE_ITEM.finditer(text))[:4]
+        found = list(_RUNFILE_ITEM.finditer(text))
+        items = {m.group(1): m.group(2) for m in found}
+        said = "; ".join(f"{k}: {v}" for k, v in items.items())
+        ev = tuple(m.group(0).strip() for m in found)[:4]
         incomplete = [ln.strip() for ln in lines if "Incomplete installation" in ln]
         failed = {k: v for k, v in items.items() if re.search(r"fail", v, re.I)}
         if failed or incomplete:
             return Finding("explain.program_said", Verdict.FAIL if failed else Verdict.WARN,
-                           Msg("the CUDA runfile installer says: {said}", said="; ".join(
-                               [f"{k}: {v}" for k, v in items.items()] + incomplete)), "input",
+                           Msg("the CUDA runfile installer says: {said}", said="; ".join([said] + incomplete)),
+                           "input",
                            tuple(dict.fromkeys(ev + tuple(incomplete))),
                            Msg("Read /var/log/cuda-installer.log (and /var/log/nvidia-installer.log for the driver) for "
                                "what failed; an incomplete installation means the toolkit went in without a driver new "
@@ -804,12 +806,13 @@ def _install_words(text: str, lines: list[str]) -> Finding | None:
         if items.get("Toolkit", "").startswith("Installed") or items.get("Driver", "").startswith("Installed"):
             return Finding("explain.program_said", Verdict.PASS,
                            Msg("the CUDA runfile installer finished: {said}; PATH and LD_LIBRARY_PATH still have to "
-                               "name the toolkit", said="; ".join(f"{k}: {v}" for k, v in items.items())), "input", ev,
+                               "name the toolkit", said=said), "input", ev,
                            "", SRC_RUNFILE)
     problems = [m.group(0).strip() for m in _DNF_PROBLEM.finditer(text)]
-    # the Problem's own "  - ..." lines name the package in the way ("... is filtered out by modular filtering")
-    reasons = [ln.strip() for ln in lines if re.match(r"^\s+- (?:package|nothing provides|cannot install|conflicting)", ln)]
     if problems and re.search(r"^Error:\s*$", text, re.M):
+        # the Problem's own "  - ..." lines name the package in the way ("... is filtered out by modular filtering")
+        reasons = [ln.strip() for ln in lines
+                   if re.match(r"^\s+- (?:package|nothing provides|cannot install|conflicting)", ln)]
         skip = _DNF_KMOD_SKIP.search(text)
         if skip:
             return Finding("explain.program_said", Verdict.WARN,
