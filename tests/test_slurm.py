@@ -10,6 +10,7 @@ with ``scontrol show node``.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -275,6 +276,35 @@ def test_explain_reads_the_real_scontrol_and_sinfo_of_a_drained_node(slurm, bund
     e = explain_text(log)
     assert e.kind == "slurmctld-log" and e.verdict.value == "pass", (log[-800:], [f.message for f in e.findings])
     assert node in e.findings[0].message and "back in service" in e.findings[0].message
+
+
+def test_explain_reads_the_real_scontrol_show_job_of_a_failed_and_a_finished_job(slurm, bundles):
+    """`bringup explain` of this real Slurm's `scontrol show job` (slurmctld keeps a finished job's record for
+    MinJobAge): a batch job that exits 3 is FAILED with ExitCode=3:0, warned as the job's own failure (not a node
+    fault); one that exits 0 is COMPLETED and passes."""
+    from wizard.explain import explain_text
+
+    node = slurm.nodes[0]
+    slurm.choose_bundle(bundles["healthy"], node)
+    ids = {}
+    for rc in (3, 0):
+        r = slurm.run("sbatch", "--parsable", "-N1", "-w", node, "-o", "/dev/null", "--wrap", f"exit {rc}")
+        assert r.returncode == 0, r.stderr
+        ids[rc] = r.stdout.strip().split(";")[0]
+    records = {}
+    for rc, jid in ids.items():
+        deadline = time.monotonic() + 120
+        while not re.search(r"JobState=(FAILED|COMPLETED)\b", rec := slurm.run("scontrol", "show", "job", jid).stdout):
+            assert time.monotonic() < deadline, (jid, rec, slurm.log_tail("slurmctld"))
+            time.sleep(0.5)
+        records[rc] = rec
+    failed, done = explain_text(records[3], "scontrol show job"), explain_text(records[0], "scontrol show job")
+    print(f"\n$ scontrol show job {ids[3]}\n{records[3]}-> {failed.kind} {failed.verdict.value}")
+    assert failed.kind == "slurm-scontrol-job" and failed.verdict is Verdict.WARN
+    assert "FAILED" in failed.findings[0].message and "3:0" in failed.findings[0].message
+    assert "not by itself a node fault" in failed.findings[0].message and failed.findings[0].remedy
+    assert done.kind == "slurm-scontrol-job" and done.verdict is Verdict.PASS
+    assert "1 COMPLETED" in done.findings[0].message
 
 
 @pytest.mark.parametrize("state,reason,healthy,action", [

@@ -507,6 +507,11 @@ def _build_kinds() -> dict[str, Kind]:
          p_scheduler.detect_nhc, scheduler_rules.judge_nhc_text, ("sudo nhc -v",)),
     Kind("slurm-squeue", "squeue (jobs and why pending ones wait: a launch failure or a node down)",
          p_scheduler.detect_squeue, scheduler_rules.judge_squeue_text, ("squeue -l",)),
+    Kind("slurm-sacct", "sacct (Slurm job accounting: states such as NODE_FAIL or OUT_OF_MEMORY, exit codes, GPUs "
+         "allocated)", p_scheduler.detect_sacct, scheduler_rules.judge_sacct_text,
+         ("sacct -X -S now-1days -o JobID,State,ExitCode,NodeList,AllocTRES",)),
+    Kind("slurm-scontrol-job", "scontrol show job (a job's state, reason, exit code, nodes and GPUs)",
+         p_scheduler.detect_scontrol_job, scheduler_rules.judge_scontrol_job_text, ("scontrol show job JOBID",)),
     # wizard/parsers/smi_kinds.py detects; wizard/rules/pasted.py judges
     Kind("nvidia-smi-q-x", "nvidia-smi -q -x (XML)", p_smi_kinds.detect_xml, pasted.smi_kinds_judge(parse_smi_xml),
         ("nvidia-smi -q -x",)),

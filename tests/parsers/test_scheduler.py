@@ -149,3 +149,43 @@ def test_one_row_of_plain_sinfo_without_its_header_is_read():
     [row] = s.parse_sinfo(body).rows
     assert row.state == "drain" and list(row.nodes) == ["cbsuecco02", "cbsueccosl04"]
     assert s.detect_sinfo("up 5 days, load average: 0.1\n") == 0.0
+
+
+def test_job_state_words_in_every_form_sacct_scontrol_and_squeue_print():
+    assert s.job_state("OUT_OF_ME+") == "OUT_OF_MEMORY" and s.job_state("CANCELLED by 1234") == "CANCELLED"
+    assert s.job_state("NF") == "NODE_FAIL" and s.job_state("NODE_FAIL") == "NODE_FAIL"
+    assert s.job_state("banana") == "" and s.job_state("") == ""
+
+
+def test_sacct_fixed_width_rows_with_a_redacted_user_keep_their_columns():
+    jobs = s.parse_sacct(text(PUBLIC / "sacct__ulhpc-iris-gpu-jobs-timeout-completed.txt"))
+    # " <login> 2243517" is shorter than the user name sacct padded for: the job id still lands whole in JobID
+    assert [j.job for j in jobs][:2] == ["2243517", "2243518"] and jobs[0].state == "TIMEOUT"
+    assert [j.gpus for j in jobs] == [0, 0, 2, 2, 2, 0, 0, 1]
+    (step,) = [j for j in s.parse_sacct(text(PUBLIC / "sacct__fasrc-python-mem-test-out-of-memory.txt"))
+               if j.state == "OUT_OF_MEMORY"]
+    assert step.step and step.exit_code == "0:125"
+
+
+def test_tres_gpus_counts_the_untyped_total_else_the_typed_ones():
+    assert s.tres_gpus("cpu=224,mem=1914.50G,node=1,billing=80,gres/gpu=8,gres/gpu:h100=8") == (8, "h100")
+    assert s.tres_gpus("gpu:2") == (2, "") and s.tres_gpus("gpu:ampere:64") == (64, "ampere")
+    assert s.tres_gpus("cpu=4,mem=8G,node=1") == (0, "")
+
+
+def test_scontrol_show_job_records_and_parsable_sacct():
+    (j,) = s.parse_show_job(text(PUBLIC / "unrecognised__slurm-scontrol-show-job-8node-64gpu-running.txt"))
+    assert (j.job, j.state, j.gpus, j.exit_code) == ("8401413", "RUNNING", 64, "0:0")
+    rows = s.parse_sacct(text(PUBLIC / "sacct__a100-mig-3g20gb-and-h100-alloctres-slurm-mail142.txt"))
+    assert [(r.job, r.gpus) for r in rows if not r.step] == [("8117657", 1), ("8117678", 1)]
+    assert s.detect_sacct(text(SINFO)) == 0.0 and s.detect_scontrol_job(text(SCONTROL)) == 0.0
+
+
+@TOOLS_FUZZ
+@given(inputs(["JobID", "State", "ExitCode", "-----", "|", "JobId=", "JobState=", "AllocTRES=", "gres/gpu=", "\n",
+               "   ", "+", "OUT_OF_ME+", "node=1,cpu=2"]))
+def test_job_readers_never_raise(t):
+    s.parse_sacct(t)
+    s.parse_show_job(t)
+    s.detect_sacct(t)
+    s.detect_scontrol_job(t)

@@ -173,3 +173,37 @@ def test_sinfo_summarize_without_timelimit_and_nodelist_columns_is_read():
     warn = [f for f in fs if f.verdict is Verdict.WARN]
     assert any("partition gg: 36 of its 251 nodes" in f.message for f in warn)
     assert [f.verdict for f in fs].count(Verdict.PASS) == 1
+
+
+SACCT = ("JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n"
+         "------------ ---------- ---------- ---------- ---------- ---------- -------- \n")
+
+
+def test_sacct_node_fail_fails_naming_the_node_and_a_memory_kill_is_the_workloads():
+    nf = SACCT.replace("ExitCode", "ExitCode        NodeList").replace("-------- \n", "-------- ---------------\n") + \
+        "4242           train        gpu       proj         64  NODE_FAIL      0:0        gpu-node7\n"  # synthetic_
+    r = explain_text(nf)
+    assert r.kind == "slurm-sacct" and r.verdict is Verdict.FAIL
+    assert "node failure" in r.findings[0].message and "gpu-node7" in r.findings[0].message and r.findings[0].remedy
+    oom = explain_text(text(PUBLIC / "sacct__fasrc-python-mem-test-out-of-memory.txt"))
+    assert oom.kind == "slurm-sacct" and oom.verdict is Verdict.WARN
+    assert "OUT_OF_MEMORY" in oom.findings[0].message and "not a node fault" in oom.findings[0].message
+
+
+def test_sacct_timeouts_and_completions_pass_and_count_the_gpus_given():
+    r = explain_text(text(PUBLIC / "sacct__ulhpc-iris-gpu-jobs-timeout-completed.txt"))
+    assert r.kind == "slurm-sacct" and r.verdict is Verdict.PASS
+    assert "4 COMPLETED, 4 TIMEOUT (their own time limit)" in r.findings[0].message
+    assert "7 GPU(s) allocated" in r.findings[0].message  # gpu:2 + gpu:2 + gpu:2 + gpu:1, from AllocGRES
+    tres = explain_text(text(PUBLIC / "sacct__rtx2080ti-4gpu-exclusive-alloctres-jobstats6.txt"))
+    assert tres.kind == "slurm-sacct" and tres.verdict is Verdict.PASS and "4 GPU(s) (rtx2080ti)" in tres.findings[0].message
+
+
+def test_scontrol_show_job_running_passes_with_its_gpus_and_a_node_reason_warns():
+    r = explain_text(text(PUBLIC / "scontrol-show-job__gaia-gc3-h100-8gpu-job-running-alloctres-h100x8.txt"))
+    assert r.kind == "slurm-scontrol-job" and r.verdict is Verdict.PASS
+    assert "1 RUNNING" in r.findings[0].message and "8 GPU(s) (h100)" in r.findings[0].message
+    held = ("JobId=77 JobName=train\n   JobState=PENDING Reason=launch_failed_requeued_held Dependency=(null)\n"
+            "   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0 ExitCode=0:0\n   NodeList=(null)\n")  # synthetic_
+    w = explain_text(held.replace("launch_failed_requeued_held", "ReqNodeNotAvail,_UnavailableNodes:gpu3"))
+    assert w.kind == "slurm-scontrol-job" and w.verdict is Verdict.WARN and "not available" in w.findings[0].message

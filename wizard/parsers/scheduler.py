@@ -184,8 +184,8 @@ def expand_nodelist(nodelist: str) -> tuple[str, ...]:
 def _header(line: str) -> list[str] | None:
     cols = [c.strip() for c in line.split("|")] if "|" in line else line.split()
     up = [c.upper() for c in cols]
-    if "NODELIST" in up and ("STATE" in up or up[0] == "REASON"):
-        return up
+    if "NODELIST" in up and ("STATE" in up or up[0] == "REASON") and "JOBID" not in up:
+        return up  # a JobID column is sacct's or squeue's table of jobs, not sinfo's of nodes
     return None
 
 
@@ -606,3 +606,190 @@ def detect_nhc(text: str) -> float:
     head = text[:100_000]
     return 0.93 if _NHC_MARK.search(head) and ("Node Health Check" in head or "Health check failed:" in head
                                                or "Health check passed:" in head) else 0.0
+
+
+# ------------------------------------------------------------------ Slurm jobs: sacct, scontrol show job
+
+
+JOB_STATES = ("BOOT_FAIL", "CANCELLED", "COMPLETED", "COMPLETING", "CONFIGURING", "DEADLINE", "FAILED", "NODE_FAIL",
+              "OUT_OF_MEMORY", "PENDING", "PREEMPTED", "RUNNING", "REQUEUED", "RESIZING", "REVOKED", "SUSPENDED",
+              "TIMEOUT", "STOPPED", "SPECIAL_EXIT", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SIGNALING",
+              "STAGE_OUT")
+"""Slurm's job state names (sacct(1) and squeue(1), JOB STATE CODES, https://slurm.schedmd.com/sacct.html#SECTION_JOB-STATE-CODES).
+sacct's fixed-width columns cut a long word and end it with ``+`` (``OUT_OF_ME+``); :func:`job_state` restores it."""
+_SHORT_JOB = {"BF": "BOOT_FAIL", "CA": "CANCELLED", "CD": "COMPLETED", "CG": "COMPLETING", "DL": "DEADLINE",
+              "F": "FAILED", "NF": "NODE_FAIL", "OOM": "OUT_OF_MEMORY", "PD": "PENDING", "PR": "PREEMPTED",
+              "R": "RUNNING", "RQ": "REQUEUED", "S": "SUSPENDED", "TO": "TIMEOUT"}
+
+
+def job_state(word: str) -> str:
+    """A job state word as sacct/scontrol/squeue print it (``CANCELLED by 1234``, ``OUT_OF_ME+``, ``CD``) -> its
+    full name in :data:`JOB_STATES`, or ``""`` when it is not one."""
+    w = word.strip().split(" ")[0].upper()
+    if w in _SHORT_JOB:
+        return _SHORT_JOB[w]
+    cut = w.rstrip("+")
+    return next((s for s in JOB_STATES if s == cut or (w.endswith("+") and len(cut) >= 3 and s.startswith(cut))), "")
+
+
+_TRES_GPU = lazy_re(r"(?:^|[,\s])(?:gres/)?gpu(?::(?P<type>[\w.\-]+))?[=:](?P<n>\d+)(?=[,\s(]|$)")
+
+
+def tres_gpus(tres: str) -> tuple[int, str]:
+    """GPUs in a TRES or GRES string (``cpu=224,...,gres/gpu=8,gres/gpu:h100=8``; AllocGRES ``gpu:2``;
+    ``gpu:ampere:64``) -> (count, type or ""): the untyped count when given, else the sum of the typed ones."""
+    total, typed, kinds = None, 0, []
+    for m in _TRES_GPU.finditer(tres):
+        if m.group("type"):
+            if re.fullmatch(r"\d+", m.group("type")):
+                continue
+            typed += int(m.group("n"))
+            kinds.append(m.group("type"))
+        else:
+            total = int(m.group("n"))
+    return (total if total is not None else typed), "/".join(dict.fromkeys(kinds))
+
+
+@dataclass(frozen=True)
+class SlurmJob:
+    """One job (or job step) as sacct or ``scontrol show job`` prints it: its id (``123``, ``123.batch``), full state
+    name (:func:`job_state`, ``""`` when the output has no state), the raw state text, exit code (``1:0``; sacct's
+    ExitCode is ``code:signal``), reason (scontrol's Reason=), node list, GPUs allocated (from AllocTRES/TRES/
+    AllocGRES, 0 when not shown), GPU type, and the line or record it came from."""
+
+    job: str
+    state: str
+    state_text: str
+    exit_code: str
+    reason: str
+    nodes: str
+    gpus: int
+    gpu_type: str
+    line: str
+
+    @property
+    def step(self) -> bool:
+        """A job step (``123.batch``, ``123.extern``, ``123.0``), not the job itself."""
+        return "." in self.job
+
+
+_TRES_ONLY = lazy_re(r"^\s*(?:[a-z_]+(?:/[\w:.\-]+)?=[\w.:\-]+,)+[a-z_]+(?:/[\w:.\-]+)?=[\w.:\-]+\s*$")
+"""A line that is a TRES list alone (``billing=112,cpu=36,gres/gpu=4,mem=180G,node=1``: ``sacct --format alloctres
+-P --noheader``, ``squeue -O tres-alloc``)."""
+_DASHES = lazy_re(r"^\s*-{2,}(?:\s+-{2,})+\s*$")
+
+
+def _columns(header: str, dashes: str) -> list[tuple[str, int, int]]:
+    spans = [(m.start(), m.end()) for m in re.finditer(r"-+", dashes)]
+    return [(header[a:b].strip().lower(), a, b) for a, b in spans]
+
+
+def _cells(cols: list[tuple[str, int, int]], row: str) -> dict[str, str]:
+    """A fixed-width row's words placed in the column whose dashes they overlap most (else the nearest): a redacted
+    user name that shifts the row, or an empty cell, does not move the other words into the wrong column."""
+    cells: dict[str, list[str]] = {}
+    for m in re.finditer(r"\S+", row):
+        a, b = m.span()
+        best = max(cols, key=lambda c: (min(b, c[2]) - max(a, c[1]), -abs((a + b) / 2 - (c[1] + c[2]) / 2)))
+        cells.setdefault(best[0], []).append(m.group())
+    return {k: " ".join(v) for k, v in cells.items()}
+
+
+def _job_from(cols: dict[str, str], line: str) -> SlurmJob | None:
+    job = cols.get("jobid") or cols.get("jobidraw") or ""
+    st = cols.get("state", "")
+    tres = " ".join(v for k, v in cols.items() if k in ("alloctres", "reqtres", "tres", "allocgres", "reqgres",
+                                                          "tres_alloc", "gres", "tres-alloc"))
+    if not job and not tres:
+        return None
+    n, kind = tres_gpus(tres)
+    return SlurmJob(job.rstrip("+"), job_state(st), st, cols.get("exitcode", ""), cols.get("reason", ""),
+                    cols.get("nodelist", ""), n, kind, line.rstrip())
+
+
+def parse_sacct(text: str) -> list[SlurmJob]:
+    """The rows of sacct's table: the default fixed-width form (a header line, then a line of dashes giving each
+    column's width), the ``-P``/``--parsable`` form (``|`` between fields, header first) or TRES lists alone
+    (``--noheader``). Columns are read by their header names (JobID, State, ExitCode, NodeList, AllocTRES, AllocGRES,
+    ...); never raises."""
+    lines = text.splitlines()[:200_000]
+    out: list[SlurmJob] = []
+    i = 0
+    while i < len(lines):
+        raw = lines[i]
+        low = raw.lower()
+        if i + 1 < len(lines) and _DASHES.match(lines[i + 1]) and re.search(r"\bjobid\b|\bstate\b|\balloctres\b", low):
+            cols = _columns(raw, lines[i + 1])
+            i += 2
+            while i < len(lines) and lines[i].strip() and not _DASHES.match(lines[i]):
+                row = lines[i]
+                cells = _cells(cols, row)
+                if j := _job_from(cells, row):
+                    out.append(j)
+                i += 1
+            continue
+        if "|" in raw and re.search(r"(?:^|\|)\s*(?:jobid|state|alloctres)\s*(?:\||$)", low):
+            names = [c.strip().lower() for c in raw.split("|")]
+            i += 1
+            while i < len(lines) and "|" in lines[i]:
+                vals = lines[i].split("|")
+                if j := _job_from(dict(zip(names, (v.strip() for v in vals))), lines[i]):
+                    out.append(j)
+                i += 1
+            continue
+        if _TRES_ONLY.match(raw) and "node=" in raw:
+            n, kind = tres_gpus(raw)
+            out.append(SlurmJob("", "", "", "", "", "", n, kind, raw.rstrip()))
+        i += 1
+    return out
+
+
+def detect_sacct(text: str) -> float:
+    """0.9 for sacct's table (a header naming JobID/State/AllocTRES over its dashes, or ``-P`` with ``|``) with a row;
+    0.6 for TRES lists alone (``sacct --format alloctres -P --noheader``, ``squeue -O tres-alloc``)."""
+    head = text[:50_000]
+    jobs = parse_sacct(head)
+    if not jobs:
+        return 0.0
+    return 0.6 if all(not j.job for j in jobs) else 0.9
+
+
+_JOB_RECORD = lazy_re(r"(?:^|\s)JobId=(?P<id>\d+)")
+_JOB_STATE = lazy_re(r"(?:^|\s)JobState=(?P<state>\S+)")
+
+
+def parse_show_job(text: str) -> list[SlurmJob]:
+    """Every record of ``scontrol show job`` (``JobId=`` opens one; without it, a record cut before its first line
+    still counts when it has ``JobState=``): state, Reason=, ExitCode=, NodeList=, GPUs from AllocTRES=/TRES=
+    (else ReqTRES=, JOB_GRES=, TresPerNode=); never raises."""
+    blocks: list[list[str]] = []
+    for raw in text.splitlines()[:200_000]:
+        if _JOB_RECORD.search(raw) or not blocks:
+            blocks.append([])
+        blocks[-1].append(raw)
+    out: list[SlurmJob] = []
+    for b in blocks:
+        rec = "\n".join(b)
+        st = _JOB_STATE.search(rec)
+        if not st:
+            continue
+        jid = _JOB_RECORD.search(rec)
+
+        def val(key: str, rec: str = rec) -> str:
+            m = re.search(rf"(?:^|\s){key}=(\S+)", rec)
+            return "" if not m or m.group(1) in ("(null)", "None", "N/A") else m.group(1)
+
+        tres = val("AllocTRES") or val("TRES") or val("ReqTRES") or val("JOB_GRES") or val("TresPerNode")
+        n, kind = tres_gpus(tres)
+        ev = next((ln for ln in b if "JobState=" in ln), b[0]).strip()
+        out.append(SlurmJob(jid.group("id") if jid else "", job_state(st.group("state")), st.group("state"),
+                            val("ExitCode"), val("Reason"), val("NodeList"), n, kind, ev))
+    return out
+
+
+def detect_scontrol_job(text: str) -> float:
+    """0.95 for ``scontrol show job``: a ``JobState=`` with ``ExitCode=`` or ``JobId=`` beside it."""
+    head = text[:50_000]
+    if not _JOB_STATE.search(head) or not re.search(r"(?:^|\s)(?:ExitCode|JobId|NumNodes)=", head):
+        return 0.0
+    return 0.95 if parse_show_job(head) else 0.0

@@ -476,3 +476,126 @@ def judge_nhc_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     return [Finding(SLURM_ID, Verdict.UNKNOWN, N_("NHC output without a failure or its completion line"), "host",
                     tuple(ln for ln in text.splitlines()[:4] if ln.strip()),
                     N_("Run `nhc -v` (or `nhc -d`) and paste it to its last line."), SRC_NHC)]
+
+
+# ------------------------------------------------------------------ Slurm jobs: sacct, scontrol show job
+
+
+SRC_JOBS = ("Slurm sacct(1), JOB STATE CODES: NODE_FAIL 'terminated due to failure of one or more allocated nodes', "
+            "BOOT_FAIL, OUT_OF_MEMORY, FAILED 'terminated with non-zero exit code' "
+            "(https://slurm.schedmd.com/sacct.html#SECTION_JOB-STATE-CODES); scontrol(1) show job "
+            "(https://slurm.schedmd.com/scontrol.html)")
+_NODE_STATES = ("NODE_FAIL", "BOOT_FAIL")
+_OWN_END = {"TIMEOUT": N_("their own time limit"), "CANCELLED": N_("cancelled"), "PREEMPTED": N_("preempted"),
+            "DEADLINE": N_("their own deadline")}
+
+
+def _outcomes(jobs: list[Any]) -> dict[str, tuple[str, list[Any]]]:
+    """Each job id -> (its outcome, its rows): a node failure in any row, else a step's OUT_OF_MEMORY, else the job's
+    own state (a step's when the job's row is not shown)."""
+    by: dict[str, list[Any]] = {}
+    for j in jobs:
+        by.setdefault(j.job.split(".")[0] or j.line, []).append(j)
+    out: dict[str, tuple[str, list[Any]]] = {}
+    for jid, rows in by.items():
+        states = [r.state for r in rows if r.state]
+        own = next((r.state for r in rows if not r.step and r.state), states[0] if states else "")
+        out[jid] = (next((s for s in _NODE_STATES if s in states), "")
+                    or ("OUT_OF_MEMORY" if "OUT_OF_MEMORY" in states else own), rows)
+    return out
+
+
+def _gpus(jobs: list[Any]) -> str:
+    """``"8 GPU(s) (h100)"``: the GPUs the jobs were given (steps not counted twice), ``""`` for none."""
+    tops = [j for j in jobs if not j.step] or jobs
+    n = sum(j.gpus for j in tops)
+    kinds = sorted({j.gpu_type for j in tops if j.gpu_type})
+    return Msg("{n} GPU(s){kinds}", n=n, kinds=f" ({', '.join(kinds)})" if kinds else "") if n else ""
+
+
+def judge_jobs(jobs: list[Any], what: str) -> list[Finding]:
+    """Slurm jobs (sacct, ``scontrol show job``) -> :data:`SLURM_ID`: a job ended by a node (NODE_FAIL, BOOT_FAIL)
+    fails, naming the nodes; a job killed at its memory limit (OUT_OF_MEMORY) and a job that exited non-zero (FAILED)
+    warn as the workload's, with what to read; a pending job whose reason points at a node warns as squeue's does;
+    otherwise a pass that counts the states and the GPUs allocated (a job that ran out of its own time, was cancelled
+    or preempted is the queue working). Nothing to read: unknown."""
+    if not jobs:
+        return [Finding(SLURM_ID, Verdict.UNKNOWN, Msg("no job row could be read in this {what}", what=Msg(what)), "host", (),
+                        N_("Paste sacct's table with its header (`sacct -j JOBID -o JobID,State,ExitCode,NodeList,"
+                           "AllocTRES`) or `scontrol show job JOBID`."), SRC_JOBS)]
+    done = _outcomes(jobs)
+    out: list[Finding] = []
+    node = {jid: rows for jid, (o, rows) in done.items() if o in _NODE_STATES}
+    if node:
+        rows = [r for rs in node.values() for r in rs]
+        nodes = sorted({r.nodes for r in rows if r.nodes and r.nodes not in ("None", "(null)")})
+        out.append(Finding(SLURM_ID, Verdict.FAIL,
+                           Msg("{n} job(s) ended by a node failure ({states}){on}: Slurm lost a node they ran on",
+                               n=len(node), states=", ".join(sorted({r.state for r in rows if r.state in _NODE_STATES})),
+                               on=f" on {', '.join(nodes)}" if nodes else ""),
+                           "host", tuple(r.line for r in rows[:4]),
+                           N_("Find the node (`sacct -j JOBID -o JobID,NodeList,State`); `sinfo -R` and slurmctld's log "
+                              "say why Slurm lost it (not responding, slurmd down, a reboot). Check the node itself "
+                              "(`bringup check` there: kernel log, Xid, memory) before it takes jobs again."), SRC_JOBS))
+    oom = [rows for o, rows in done.values() if o == "OUT_OF_MEMORY"]
+    if oom:
+        out.append(Finding(SLURM_ID, Verdict.WARN,
+                           Msg("{n} job(s) killed at their memory limit (OUT_OF_MEMORY): the workload asked for more "
+                               "host memory than it was given, not a node fault", n=len(oom)),
+                           "host", tuple(r.line for rs in oom[:2] for r in rs[:2]),
+                           N_("Ask for more memory (`--mem`, `--mem-per-gpu`) or lower the job's use (smaller batch, "
+                              "fewer data-loader workers); `seff JOBID` shows what it used."), SRC_JOBS))
+    failed = [rows for o, rows in done.values() if o == "FAILED"]
+    if failed:
+        codes = sorted({r.exit_code for rs in failed for r in rs if r.exit_code and r.exit_code != "0:0"})
+        out.append(Finding(SLURM_ID, Verdict.WARN,
+                           Msg("{n} job(s) FAILED (exit code {codes}): the job's own exit status, not by itself a node "
+                               "fault", n=len(failed), codes=", ".join(codes) or "?"),
+                           "host", tuple(r.line for rs in failed[:3] for r in rs[:1]),
+                           N_("Read the job's output file (StdOut=/StdErr= of `scontrol show job JOBID`) for the error "
+                              "and paste it into `bringup explain`; an exit code after ':' is the signal that ended it."),
+                           SRC_JOBS))
+    for rx, meaning in _SQ_NODE_REASONS:
+        hit = [j for j in jobs if j.reason and re.search(rx, j.reason, re.I)]
+        if hit:
+            out.append(Finding(SLURM_ID, Verdict.WARN,
+                               Msg("{n} job(s) pending with '{reason}': {meaning}", n=len(hit), reason=hit[0].reason,
+                                   meaning=Msg(meaning)), "host", tuple(j.line for j in hit[:4]),
+                               N_("Find the node: slurmctld's log and `sinfo -R` name it; fix it (or drain it), then "
+                                  "release the held jobs with `scontrol release JOBID`."), SRC_SQUEUE))
+    if out:
+        return out
+    counts: dict[str, int] = {}
+    for o, _ in done.values():
+        if o:
+            counts[o] = counts.get(o, 0) + 1
+    if not counts and not any(j.gpus for j in jobs):
+        return [Finding(SLURM_ID, Verdict.UNKNOWN, Msg("this {what} shows no job state and no GPU allocation", what=Msg(what)),
+                        "host", tuple(j.line for j in jobs[:3]),
+                        N_("Add State, ExitCode and AllocTRES to sacct's columns (`-o JobID,State,ExitCode,NodeList,"
+                           "AllocTRES`)."), SRC_JOBS)]
+    said = joined(", ", [Msg("{n} {state} ({why})", n=n, state=s, why=Msg(_OWN_END[s])) if s in _OWN_END
+                         else Msg("{n} {state}", n=n, state=s) for s, n in sorted(counts.items())])
+    if not said:
+        return [Finding(SLURM_ID, Verdict.PASS,
+                        Msg("the allocation lists {gpus}: Slurm's GRES accounting records the GPUs it gave",
+                            gpus=_gpus(jobs)),
+                        "host", tuple(j.line for j in jobs[:3]), "", SRC_JOBS)]
+    return [Finding(SLURM_ID, Verdict.PASS,
+                    Msg("{n} job(s): {said}{gpus}; none ended by a node failure", n=len(done), said=said,
+                        gpus=Msg("; {gpus} allocated", gpus=g) if (g := _gpus(jobs)) else ""),
+                    "host", tuple(j.line for j in jobs[:3]), "", SRC_JOBS)]
+
+
+def judge_sacct_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """sacct's table (or TRES lists alone) -> :func:`judge_jobs`."""
+    from wizard.parsers.scheduler import parse_sacct
+
+    return judge_jobs(parse_sacct(text), N_("sacct table"))
+
+
+def judge_scontrol_job_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``scontrol show job`` -> :func:`judge_jobs`."""
+    from wizard.parsers.scheduler import parse_show_job
+
+    return judge_jobs(parse_show_job(text), N_("scontrol show job record"))
