@@ -59,6 +59,7 @@ from wizard.rules import fabric_node
 from wizard.rules import fleet as fleet_rules
 from wizard.rules import dcgm as dcgm_rules
 from wizard.rules import rocm as rocm_rules
+from wizard.rules import fabric as fabric_rules
 from wizard.i18n import Msg
 
 
@@ -353,6 +354,8 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("mlxlink", "mlxlink -d DEV [-c] (NVIDIA MFT: a port's link state, mlxlink's own troubleshooting advice, BER "
          "and error counters; InfiniBand, Ethernet or NVLink ports)", p_fabric.detect_mlxlink, pasted.fabric_judge_mlxlink,
          ("mlxlink -d mlx5_0 -c",)),
+    Kind("mlxconfig", "mlxconfig (NVIDIA MFT: an adapter's firmware settings, Default / Current / Next Boot)",
+         p_fabric.detect_mlxconfig, fabric_rules.judge_mlxconfig_text, ("sudo mlxconfig -d mlx5_0 -e query",)),
     Kind("show-gids", "show_gids (MLNX_OFED: the RoCE GID table of each RDMA port: index, address, RoCE version)",
          p_fabric.detect_show_gids, pasted.fabric_judge_show_gids, ("show_gids",)),
     Kind("fi-info", "fi_info (libfabric's providers and endpoints: EFA, verbs; or fi_getinfo's error)",
@@ -362,6 +365,10 @@ def _build_kinds() -> dict[str, Kind]:
     # wizard/parsers/rocm.py detects; wizard/rules/rocm.py judges (AMD GPUs)
     Kind("rocm-smi", "rocm-smi (AMD GPUs: the Concise Info table, or --showtopo's GPU-pair matrices)",
          p_rocm.detect_rocm_smi, rocm_rules.judge_rocm_smi, ("rocm-smi", "rocm-smi --showtopo")),
+    Kind("rocminfo", "rocminfo (the GPU agents the ROCm runtime enumerates)", p_rocm.detect_rocminfo,
+         rocm_rules.judge_rocminfo_text, ("rocminfo",)),
+    Kind("clinfo", "clinfo (OpenCL platforms and their devices)", p_rocm.detect_clinfo, rocm_rules.judge_clinfo_text,
+         ("clinfo",)),
     Kind("ethtool", "ethtool IFACE (a network interface's link: speed, duplex, link detected)",
          p_fabric.detect_ethtool, pasted.fabric_judge_ethtool, ("ethtool eth0",)),
     Kind("ip-addr", "ip addr / ip link (network interfaces: IPoIB up, addresses)", p_fabric.detect_ip_addr,
@@ -403,6 +410,8 @@ def _build_kinds() -> dict[str, Kind]:
     Kind("df", "df (-h, -T, -P: filesystem use, /dev/shm)", p_host.detect_df, os_rules.judge_df_text,
          ("df -hT",)),
     Kind("lscpu", "lscpu", p_hosttools.detect_lscpu, host.judge_lscpu_text, ("lscpu",)),
+    Kind("lshw-display", "lshw -class display (GPUs and the driver bound to each, UNCLAIMED when none)",
+         p_hosttools.detect_lshw_display, host.judge_lshw_display_text, ("sudo lshw -class display",)),
     Kind("sensors", "sensors (lm-sensors: temperatures, fans, voltages with their chips' limits)",
          p_hosttools.detect_sensors, host.judge_sensors_text, ("sensors",)),
     Kind("ulimit", "ulimit -a, ulimit -l or /proc/PID/limits (resource limits: locked memory, open files)",
@@ -841,7 +850,8 @@ EXPLAIN_ONLY_IDS: dict[str, str] = {
     "node.storage_smart": "node.storage",  # smartctl -a / -x / -j: a drive's own SMART health
     "node.storage_gds": "node.storage",  # gdscheck -p: which storage GPUDirect Storage can use
     "driver.k8s_node": "driver.container_toolkit",  # kubectl describe node: GPUs advertised and allocatable, conditions
-    "multinode.ib_switch": "multinode.transport",  # ibswinfo: an unmanaged InfiniBand switch's PSUs, fans, temperature
+    "multinode.ib_switch": "multinode.transport",
+    "multinode.hca_config": "multinode.transport",  # mlxconfig: an adapter's firmware settings waiting for a reboot  # ibswinfo: an unmanaged InfiniBand switch's PSUs, fans, temperature
     "multinode.roce_gid": "multinode.transport",
     "health.host_sensors": "health.bmc",  # lm-sensors: the host's own temperatures, fans and voltages
     "node.host_limits": "node.fabric",  # ulimit -a: the locked-memory limit RDMA registration needs  # show_gids: a RoCE port's routable (IP-carrying) RoCE v2 GID

@@ -248,3 +248,12 @@ def test_a_ready_pod_that_keeps_restarting_warns():
     calm = t.replace("11 (7m47s ago)", "11 (46h ago)  ")
     assert [x.verdict for x in explain_text(calm).findings] == [Verdict.PASS]
     assert container.RESTART_RECENT_S == 3600
+
+
+def test_only_the_monitoring_pod_crashlooping_warns_gpu_monitoring_down():
+    from wizard.explain import explain_text
+    from wizard.model import Verdict
+    from tests.probe_data import PUBLIC, text
+
+    r = explain_text(text(PUBLIC / "oc-get-pods__gpu-operator-nvidia-dcgm-crashloop-1426-restarts-rest-healthy-openshift-dcgm18.txt"))
+    assert r.verdict is Verdict.WARN and "GPU monitoring is down" in r.findings[0].message

@@ -558,3 +558,9 @@ def test_a_triggered_oneshot_unit_that_exited_zero_is_at_rest():
     assert f.verdict is Verdict.PASS and "exited successfully" in f.message
     untriggered = "\n".join(ln for ln in t.splitlines() if "TriggeredBy" not in ln)
     assert [x.verdict for x in explain_text(untriggered).findings] == [Verdict.WARN]
+
+
+def test_a_failed_metrics_exporter_unit_warns_as_monitoring_down():
+    r = explain_text(text(PUB / "systemctl-status__nvidia-gpu-exporter-status-217-user-rtx3090.txt"))
+    (f,) = [f for f in r.findings if f.id == "driver.service"]
+    assert f.verdict is Verdict.WARN and "monitoring only" in f.message

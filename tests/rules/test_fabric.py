@@ -714,3 +714,15 @@ def test_fi_info_verbose_blocks_are_read():
     f = explain_text(text(PUBLIC / "fi_info__verbs-mlx5_0-cx6-fw20.33-verbose-link-up.txt")).findings
     assert [x.verdict for x in f] == [Verdict.PASS]
     assert "verbs provider" in f[0].message and "(mlx5_0)" in f[0].message and "FI_LINK_UP" in f[0].message
+
+
+def test_mlxconfig_settings_waiting_for_a_reboot_warn_and_equal_columns_pass():
+    from wizard.explain import explain_text
+    from tests.probe_data import PUBLIC, text
+
+    set_ = explain_text(text(PUBLIC / "mlxconfig__connectx6-hdr-mcx653106a-boot-options-applied-pending-reboot-maas.txt"))
+    assert set_.kind == "mlxconfig" and set_.verdict is Verdict.WARN and "not loaded" in set_.findings[0].message
+    q = explain_text(text(PUBLIC / "mlxconfig-q__connectx-roce-control-current-differs-from-next-boot-kube-ovn.txt"))
+    assert q.verdict is Verdict.WARN and "ROCE_CONTROL DEVICE_DEFAULT(0) -> ROCE_ENABLE(2)" in q.findings[0].message
+    ok = explain_text(text(PUBLIC / "mlxconfig-q__connectx6-lx-vl-tc-pfc-routing-all-columns-equal-sriov-operator.txt"))
+    assert ok.kind == "mlxconfig" and ok.verdict is Verdict.PASS

@@ -681,3 +681,21 @@ def test_nvswitch_chips_tell_the_board_and_the_gpus_it_carries():
     cut = "\n".join(ln for ln in t.splitlines() if not ln.startswith(("07:00.0", "08:00.0")))
     (g,) = [x for x in explain_text(cut).findings if x.id == "health.lspci_gpu_count"]
     assert g.verdict is Verdict.PASS
+
+
+def test_nvidia_smi_list_with_mig_on_one_gpu_of_two_warns_as_mixed_mig():
+    from wizard.explain import explain_text
+    from tests.probe_data import PUBLIC, text
+
+    r = explain_text(text(PUBLIC / "nvidia-smi-l__2xh100-gpu0-mig-2g-1g-partitioned-vllm-lambda.txt"))
+    (f,) = [f for f in r.findings if f.id == "health.mig" and f.verdict is Verdict.WARN]
+    assert "MIG is on for GPU 0" in f.message and "1 other GPU" in f.message
+
+
+def test_a_datacenter_gpu_at_100_percent_and_28_percent_of_its_power_limit_is_spinning():
+    from wizard.explain import explain_text
+    from tests.probe_data import PUBLIC, text
+
+    r = explain_text(text(PUBLIC / "nvidia-smi__8xl40s-100pct-util-low-power-stuck-vllm.txt"))
+    spin = [f for f in r.findings if f.id == "health.gpu_responsive" and f.verdict is Verdict.WARN]
+    assert len(spin) == 2 and "spinning or hung" in spin[0].message

@@ -350,3 +350,26 @@ def test_lscpu_extended_table_reads_offline_cpus_in_any_language():
     assert f.fields["On-line CPU(s) list"] == "0-7" and f.fields["NUMA node(s)"] == "2"
     out = host_rules.judge_lscpu(f, {})
     assert [x.verdict for x in out if x.id == "bios.cpu"] == [Verdict.FAIL]
+
+
+def test_lshw_display_unclaimed_gpu_fails_and_a_bmc_vga_is_not_a_gpu():
+    from wizard.explain import explain_text
+    from tests.probe_data import PUBLIC, text
+
+    r = explain_text(text(PUBLIC / "lshw-class-display__hyperv-vm-mi25-mxgpu-unclaimed-no-driver.txt"))
+    assert r.kind == "lshw-display" and r.verdict is Verdict.FAIL
+    assert "MI25" in r.findings[0].message and "UNCLAIMED" in r.findings[0].message
+    assert "Hyper-V" not in r.findings[0].message  # the hypervisor's virtual VGA is left out
+    ok = explain_text(text(PUBLIC / "lshw__aws-g4dn-tesla-t4-driver-nvidia-claimed.txt"))
+    assert ok.kind == "lshw-display" and ok.verdict is Verdict.PASS and "driver=nvidia" in ok.findings[0].message
+
+
+def test_sensors_alarm_against_limits_never_set_is_not_a_fault():
+    from wizard.explain import explain_text
+    from tests.probe_data import PUBLIC, text
+
+    r = explain_text(text(PUBLIC / "sensors__threadripper-1950x-nct6779-alarms-from-unset-zero-limits.txt"))
+    assert r.kind == "sensors" and r.verdict is Verdict.PASS and "limits never set" in r.findings[0].message
+    src = text(PUBLIC / "sensors__threadripper-1950x-nct6779-alarms-from-unset-zero-limits.txt")
+    set_limits = src.replace("+1.08 V  (min =  +0.00 V, max =  +0.00 V)", "+1.08 V  (min =  +1.20 V, max =  +1.50 V)")
+    assert set_limits != src and explain_text(set_limits).verdict is Verdict.WARN  # synthetic_: limits set, reading out

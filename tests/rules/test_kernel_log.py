@@ -1059,3 +1059,21 @@ def test_a_fabric_nics_ports_down_at_boot_and_never_up_warn():
     mlx5_core): the fabric is missing, warn each; the boot-time exemption is for other NICs' unused ports (round 294)."""
     f = [x for x in _kfind("dmesg__igx-cx7-mlx5_core-both-ports-link-down-cable-plugged.txt") if x.id == "health.nic_link"]
     assert [x.verdict for x in f] == [Verdict.WARN, Verdict.WARN]
+
+
+def test_amdgpu_that_cannot_initialise_its_gpu_fails_naming_the_gpus_and_the_bar_or_firmware_cause():
+    r = explain_text(text(PUBLIC / "dmesg-grep-amdgpu__2x-mi210-fatal-error-gpu-init-probe-failed-12.txt"))
+    (f,) = [f for f in r.findings if f.verdict is Verdict.FAIL]
+    assert f.id == "health.kernel_log" and "0000:c3:00.0" in f.message and "0000:83:00.0" in f.message
+    assert "error -12" in f.message and "Fatal error during GPU init" in f.message and "Above 4G" in f.remedy
+    psp = explain_text(text(PUBLIC / "dmesg-grep-amdgpu__amd-gpu-psp-firmware-loading-failed-hw-init-psp-22.txt"))
+    assert psp.verdict is Verdict.FAIL and "PSP firmware loading failed" in psp.findings[0].message
+    ok = "[    8.798469] [drm] amdgpu kernel modesetting enabled.\n[    8.802165] [drm] amdgpu version: 6.16.13\n"
+    assert explain_text(ok).verdict is not Verdict.FAIL  # synthetic_: the module loading is not a failure
+
+
+def test_mlx5_error_completions_warn_with_the_syndromes_meaning():
+    r = explain_text(text(PUBLIC / "kernel-log__mlx5-roce-nvmeof-responder-error-cqe-syndrome-0x5-repeated.txt"))
+    (f,) = [f for f in r.findings if f.id == "health.nic_link"]
+    assert f.verdict is Verdict.WARN and "rocep33s0f0" in f.message
+    assert "syndrome 0x5 (work request flushed" in f.message and "first other syndrome" in f.remedy

@@ -156,10 +156,10 @@ def test_a_rendezvous_port_in_use_names_the_port_and_a_store_connect_timeout_is_
     assert h.verdict is Verdict.FAIL and "never met" in h.message and "connect() timed out" in h.evidence[0]
 
 
-def test_a_training_logs_steps_pass_and_a_nan_loss_warns():
+def test_a_training_logs_steps_pass_and_a_nan_loss_warns_or_fails():
     """Step lines of real training jobs (held-out round 141: torchtitan, Megatron-DeepSpeed, DeepSpeed, torchtune):
-    node.training_log PASS naming the steps, the loss and a throughput; the torchtitan log with its loss replaced by
-    nan (synthetic, built here) WARNs."""
+    node.training_log PASS naming the steps, the loss and a throughput; the torchtitan log with its last loss replaced by
+    nan (synthetic, built here) FAILs, with its first loss replaced WARNs."""
     import re
 
     from wizard.explain import explain_text
@@ -175,7 +175,11 @@ def test_a_training_logs_steps_pass_and_a_nan_loss_warns():
         assert all(w in r.findings[0].message for w in words), r.findings[0].message
     text = (PUBLIC / "pytorch-train-log__4gpu-torchtitan-llama3-8b-steps-healthy-mfu-33-partial.txt").read_text()
     nan = explain_text(re.sub(r"loss: 10\.2391", "loss: nan", text), "synthetic_nan_loss")
-    assert nan.verdict is Verdict.WARN and "NaN" in nan.findings[0].message
+    # NaN at the last step shown: the run no longer trains (held-out round 370: experts failed such runs)
+    assert nan.verdict is Verdict.FAIL and "NaN" in nan.findings[0].message
+    lines = text.splitlines()
+    first_nan = "\n".join([re.sub(r"loss: [\d.]+", "loss: nan", lines[0])] + lines[1:])  # synthetic_: a step it went past
+    assert explain_text(first_nan, "synthetic_nan_first").verdict is Verdict.WARN
 
 
 def test_rendezvous_heartbeat_errors_after_mlperf_run_stop_are_teardown():
@@ -186,3 +190,40 @@ def test_rendezvous_heartbeat_errors_after_mlperf_run_stop_are_teardown():
     t = (PUBLIC / "unrecognised__clemson-openfold-run-success-rendezvous-heartbeat-warnings.txt").read_text()
     f = [x for x in explain_text(t).findings if x.id == "node.launch"]
     assert [x.verdict for x in f] == [Verdict.PASS] and "run_stop with status success" in f[0].message
+
+
+def test_fairseq_train_inner_lines_are_a_training_log_that_passes():
+    from wizard.explain import explain_text
+
+    r = explain_text((PUBLIC / "training-log__fairseq-transformer-gpu-first-600-updates-loss-falling-steady-wps-fairseq2338.txt").read_text())
+    assert r.kind == "training-log" and r.verdict is Verdict.PASS
+
+
+def _tl(name: str):
+    from wizard.explain import explain_text
+
+    r = explain_text((PUBLIC / name).read_text())
+    assert r.kind == "training-log", (name, r.kind)
+    return [f for f in r.findings if f.id == "node.training_log"][0]
+
+
+def test_nan_on_every_step_fails_and_one_skipped_nan_step_warns():
+    f = _tl("training-log__megatron-deepspeed-grad-norm-nan-no-lm-loss.txt")  # "grad norm: nan" on each iteration
+    assert f.verdict is Verdict.FAIL and "no longer trains" in f.message
+    assert _tl("training-log__nanogpt-1xv100-fp16-loss-nan-after-iter-3000.txt").verdict is Verdict.FAIL
+    one = _tl("training-log__megatron-llm-falcon40b-bad-grad-norm-nan-skipped.txt")  # one bad grad norm, then on
+    assert one.verdict is Verdict.WARN
+
+
+def test_fp16_loss_scale_collapse_fails_and_start_up_calibration_passes():
+    low = _tl("training-log__deepspeed-zero2-t5-11b-overflow-loss-scale-stuck-at-1.txt")
+    assert low.verdict is Verdict.FAIL and "scale fell to 1" in low.message and "bf16" in low.remedy
+    mid = _tl("training-log__deepspeed-hf-lora-overflow-loss-scale-collapsing-mid-run.txt")
+    assert mid.verdict is Verdict.FAIL and "scale fell to 2" in mid.message
+    ok = _tl("training-log__deepspeed-fp16-initial-overflow-loss-scale-calibration.txt")
+    assert ok.verdict is Verdict.PASS and "calibration" in ok.message
+
+
+def test_a_loss_that_never_moves_fails_as_not_learning():
+    f = _tl("training-log__litgpt-loss-stuck-constant-10.8259.txt")
+    assert f.verdict is Verdict.FAIL and "stays at exactly 10.8259" in f.message and "not learning" in f.message

@@ -870,3 +870,17 @@ def test_ncclras_missing_ranks_fail_mismatch_warns_and_ok_passes():
     ok = '{"communicators": [{"hash": "0x1", "size": 2, "ranks_count": 2, "missing_ranks_count": 0}]}'
     assert [x.verdict for x in nccl.judge_ncclras_text(ok, {})] == [Verdict.PASS]
     assert [x.verdict for x in nccl.judge_ncclras_text('{"communicators": [', {})] == [Verdict.UNKNOWN]
+
+
+def test_h100_all_reduce_at_the_nvlink_ring_level_warns_that_nvls_was_not_used():
+    r = explain_text(text(PUBLIC / "nccl-tests__8xh100-single-node-allreduce-368gbs-together.txt"))
+    (f,) = [f for f in r.findings if f.id == "node.allreduce"]
+    assert f.verdict is Verdict.WARN and "NVLink SHARP (NVLS)" in f.message and "NCCL_NVLS_ENABLE" in f.remedy
+    full = explain_text(text(PUBLIC / "nccl-tests__8xh100-single-node-allreduce-480gbs-busbw.txt"))
+    # the rank lines name the host "NODE A" (two words): the GPU model is still read, and 480 GB/s clears 460
+    assert [f.verdict for f in full.findings if f.id == "node.allreduce"] == [Verdict.PASS]
+
+
+def test_a_ring_that_does_not_loop_back_is_a_setup_failure():
+    r = explain_text(text(PUBLIC / "nccl-debug__2node-16gpu-pytorch-ring-does-not-loop-back-hostid.txt"))
+    assert r.verdict is Verdict.FAIL and any("ring 0 does not loop back" in " ".join(f.evidence) for f in r.findings)

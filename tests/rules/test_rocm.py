@@ -60,3 +60,22 @@ def test_no_amd_gpu_fails_the_count_and_a_hung_gpu_whose_reads_fail_fails():
     (hung,) = [f for f in fs if f.id == "health.gpu_responsive"]
     assert hung.verdict is Verdict.FAIL and "does not answer the driver" in hung.message
     assert any("commands failed" in e for e in hung.evidence)
+
+
+def test_rocminfo_passes_on_gpu_agents_and_clinfo_with_no_device_fails():
+    r = explain_text(text(PUBLIC / "rocminfo-grep-name__mi300x-node-epyc9534-agents-enumerated-partial.txt"))
+    assert r.kind == "rocminfo" and r.verdict is Verdict.PASS
+    assert "5 GPU agent(s): 5x AMD Instinct MI300X (gfx942)" in r.findings[0].message
+    one = explain_text(text(PUBLIC / "rocminfo__mi250x-agent11-gfx90a-enumerated-partial.txt"))
+    assert one.kind == "rocminfo" and "AMD Instinct MI250X (gfx90a)" in one.findings[0].message
+    cl = explain_text(text(PUBLIC / "clinfo__4x-mi210-dell-server-zero-devices-rocm-not-loaded.txt"))
+    assert cl.kind == "clinfo" and cl.verdict is Verdict.FAIL and "0 devices" in cl.findings[0].message
+
+
+def test_rocm_smi_id_lines_with_n_a_on_some_gpus_warn():
+    r = explain_text(text(PUBLIC / "rocm-smi-i__8x-mi300x-odd-gpus-device-id-na-rocm641.txt"))
+    assert r.kind == "rocm-smi" and r.verdict is Verdict.WARN
+    assert "GPU[1]" in r.findings[0].message and "GPU[0]" not in r.findings[0].message
+    fine = ("GPU[0]\t\t: Device Name: \t\tAMD Instinct MI300X\nGPU[0]\t\t: Device ID: \t\t0x74a1\n"
+            "GPU[1]\t\t: Device Name: \t\tAMD Instinct MI300X\nGPU[1]\t\t: Device ID: \t\t0x74a1\n")  # synthetic_
+    assert rocm.judge_gpu_fields(__import__("wizard.parsers.rocm", fromlist=["x"]).parse_gpu_fields(fine), fine) == []

@@ -454,3 +454,39 @@ def test_fio_data_verification_failure_fails():
     differing: the storage returned other data than was written: fail."""
     r = explain_text(text(PUBLIC / "fio__verify-sha256-failed-randwrite-32k-crc-mismatch.txt"))
     assert r.verdict is Verdict.FAIL and "verify failed at file" in r.findings[0].message
+
+
+def test_nvml_that_cannot_start_fails_whichever_program_quotes_it():
+    for name in ("gpustack-log__nvidia-smi-failed-to-initialize-nvml-unknown-error-worker.txt",
+                 "ollama-log__rtx-4060ti-proxmox-vm-nvml-init-999-no-gpu-detected-ollama1877.txt",
+                 "collect-env__8xp106-100-cant-initialize-nvml-after-gpu-lockup-vllm.txt"):
+        r = explain_text(text(PUBLIC / name))
+        bad = [f for f in r.findings if f.verdict is Verdict.FAIL]
+        assert bad and "NVML, the driver's management library, could not start" in bad[0].message, name
+        assert "daemon-reload" in bad[0].remedy
+    assert "(Unknown Error)" in toolwords.chain_words(["stdout: Failed to initialize NVML: Unknown Error"])[0].message
+
+
+def test_missing_dev_nvidia_files_fail_and_a_refused_cuda_image_fails():
+    (c,) = toolwords.chain_words(["ls: cannot access '/dev/nvidia*': No such file or directory"])
+    assert c.cause == "dev_nodes" and c.verdict is Verdict.FAIL and "nvidia-modprobe" in c.remedy
+    r = explain_text(text(PUBLIC / "nvidia-docker__driver-cuda7.0-older-than-cuda7.5-image-nvidia-docker106.txt"))
+    assert r.verdict is Verdict.FAIL and "unsupported CUDA version: driver 7.0 < image 7.5" in " ".join(r.findings[0].evidence)
+    # a job Slurm refused at submission is the request's error: its error lines warn, they do not fail the machine
+    sb = explain_text(text(PUBLIC / "sbatch__psc-bridges-gpu-partition-untyped-gres-rejected-radical-saga.txt"))
+    assert sb.verdict is Verdict.WARN
+
+
+def test_no_nvidia_runtime_handler_fails_with_the_containerd_remedy():
+    r = explain_text(text(PUBLIC / "kubectl-get-events__gpu-operator-operands-no-runtime-nvidia-sandbox-gpu-operator2168.txt"))
+    f = r.findings[0]
+    assert r.verdict is Verdict.FAIL and 'no "nvidia" runtime handler' in f.message and "nvidia-ctk runtime configure" in f.remedy
+
+
+def test_apt_refusing_an_install_mpich_aborting_and_the_installers_own_cause():
+    for name in ("apt-install__nvidia-driver-565-unmet-dependencies.txt",
+                 "apt-get__aws-dlami-nvidia-530-kernel-common-version-skew.txt",
+                 "mpich-error__frontier-mi250x-nic-policy-numa-rank-not-confined.txt"):
+        assert explain_text(text(PUBLIC / name)).verdict is Verdict.FAIL, name
+    r = explain_text(text(PUBLIC / "nvidia-installer-log__cuda-12.5.1-runfile-abort-nvidia-drm-already-loaded.txt"))
+    assert r.verdict is Verdict.FAIL and "'nvidia-drm' appears to be already loaded" in r.findings[0].message

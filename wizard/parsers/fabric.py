@@ -1664,3 +1664,60 @@ def detect_ibnetdiscover(text: str) -> float:
         return 0.0
     lines = [ln.strip() for ln in head.splitlines()]
     return 0.95 if any(_NET_NODE.match(ln) for ln in lines) and any(_NET_PORT.match(ln) for ln in lines) else 0.0
+
+
+# ------------------------------------------------------------------ mlxconfig (NVIDIA MFT): an adapter's firmware settings
+
+
+@dataclass(frozen=True)
+class MlxConfig:
+    """``mlxconfig -d DEV [-e] query`` or ``mlxconfig ... set``: each parameter with its values in column order
+    (``-e`` prints Default, Current, Next Boot; ``set`` prints Current Value, New Value), the column names when the
+    header is in the paste, whether mlxconfig asked for a reboot ("Please reboot machine to load new configurations"),
+    and the lines read."""
+
+    rows: tuple[tuple[str, tuple[str, ...], str], ...]
+    columns: tuple[str, ...]
+    reboot: str
+    lines: tuple[str, ...]
+
+
+_MLXCFG_ROW = lazy_re(r"^\s*\*?\s+([A-Z][A-Z0-9_]{2,}(?:\[\d+(?:\.\.\d+)?\])?)\s{2,}(\S.*?)\s*$")
+_MLXCFG_HEADER = lazy_re(r"^\s*Configurations:\s+(.*?)\s*$|^\s*Name\s+Current Value\s+New Value\s*$")
+_MLXCFG_REBOOT = lazy_re(r"Please reboot (?:the )?machine to load new configurations")
+_MLXCFG_MARK = lazy_re(r"^\s*Device type:\s+\S+|^\s*Configurations:\s|Please reboot (?:the )?machine to load new "
+                       r"configurations|^\s*Apply new Configuration\? \(y/n\)", re.M)
+
+
+def parse_mlxconfig(text: str) -> MlxConfig:
+    """Read an mlxconfig query or set (see :class:`MlxConfig`); never raises."""
+    rows: list[tuple[str, tuple[str, ...], str]] = []
+    cols: tuple[str, ...] = ()
+    reboot = ""
+    for raw in text.splitlines()[:20_000]:
+        if m := _MLXCFG_HEADER.match(raw):
+            cols = (("Current Value", "New Value") if m.group(1) is None
+                    else tuple(c for c in re.split(r"\s{2,}", m.group(1)) if c))
+            continue
+        if _MLXCFG_REBOOT.search(raw):
+            reboot = raw.strip()
+            continue
+        if m := _MLXCFG_ROW.match(raw):
+            vals = tuple(m.group(2).split())
+            if all(re.fullmatch(r"[\w.:/\-]+(?:\(\d+\))?", v) for v in vals) and 1 <= len(vals) <= 3:
+                rows.append((m.group(1), vals, raw.rstrip()))
+    return MlxConfig(tuple(rows), cols, reboot, ())
+
+
+def detect_mlxconfig(text: str) -> float:
+    """0.9 for mlxconfig output (its Device type / Configurations header, the reboot request, or its apply prompt)
+    with parameter rows; 0.7 for rows alone whose Current and Next Boot columns an excerpt holds (three values each,
+    MFT's PARAMETER_NAME form)."""
+    head = text[:200_000]
+    c = parse_mlxconfig(head)
+    if not c.rows:
+        return 0.0
+    if _MLXCFG_MARK.search(head):
+        return 0.9
+    lines = [ln for ln in head.splitlines() if ln.strip()]
+    return 0.7 if len(c.rows) >= 3 and len(c.rows) >= 0.8 * len(lines) and all(len(v) == 3 for _, v, _ in c.rows) else 0.0

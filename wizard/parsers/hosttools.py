@@ -680,3 +680,62 @@ def parse_sensors(text: str) -> list[SensorReading]:
             prev = s.strip()
     return [SensorReading(r["chip"], r["label"], r["value"], r["unit"], r["limits"], r["alarm"], tuple(r["lines"]))
             for r in out]
+
+
+# ------------------------------------------------------------------ lshw -class display
+
+
+@dataclass(frozen=True)
+class LshwDisplay:
+    """One ``*-display`` (or ``*-3d``) node of ``lshw``: UNCLAIMED (no kernel driver bound), product, vendor, bus info,
+    the ``driver=`` of its configuration line, and its lines."""
+
+    unclaimed: bool
+    product: str
+    vendor: str
+    bus: str
+    driver: str
+    lines: tuple[str, ...]
+
+
+_LSHW_NODE = lazy_re(r"^\s*\*-(display|3d)(?::\d+)?(\s+UNCLAIMED)?\s*$")
+_LSHW_FIELD = lazy_re(r"^\s+(product|vendor|bus info|configuration):\s*(.*?)\s*$")
+
+
+def parse_lshw_display(text: str) -> list[LshwDisplay]:
+    """The display/3D nodes of ``lshw -class display`` (or of a whole ``lshw``); never raises."""
+    out: list[LshwDisplay] = []
+    cur: dict[str, Any] | None = None
+
+    def close() -> None:
+        if cur is not None:
+            drv = re.search(r"\bdriver=(\S+)", cur.get("configuration", ""))
+            out.append(LshwDisplay(cur["unclaimed"], cur.get("product", ""), cur.get("vendor", ""),
+                                   cur.get("bus info", ""), drv.group(1) if drv else "", tuple(cur["lines"])))
+
+    for raw in text.splitlines()[:100_000]:
+        m = _LSHW_NODE.match(raw)
+        if m:
+            close()
+            cur = {"unclaimed": bool(m.group(2)), "lines": [raw.strip()]}
+            continue
+        if cur is None:
+            continue
+        if re.match(r"^\s*\*-", raw):
+            close()
+            cur = None
+            continue
+        f = _LSHW_FIELD.match(raw)
+        if f:
+            cur[f.group(1)] = f.group(2)
+            cur["lines"].append(raw.strip())
+    close()
+    return out
+
+
+def detect_lshw_display(text: str) -> float:
+    """0.9 for ``lshw`` display/3D nodes (``*-display`` with its product line)."""
+    head = text[:200_000]
+    if "*-display" not in head and "*-3d" not in head:
+        return 0.0
+    return 0.9 if any(d.product for d in parse_lshw_display(head)) else 0.0

@@ -445,6 +445,12 @@ AMDGPU_FAULT_RE = lazy_re(r"(?:\bamdgpu\b|\[drm:amdgpu\w*).*?(?P<what>uncorrecta
                           r"Failed to send message 0x[0-9a-fA-F]+, response 0x[0-9a-fA-F]+)", re.I)
 """The amdgpu driver's fault lines (Linux drivers/gpu/drm/amd/amdgpu: amdgpu_ras.c "uncorrectable hardware error",
 amdgpu_job.c "ring %s timeout", amdgpu_device.c "GPU reset(%d) failed", the SMU's "Failed to send message")."""
+AMDGPU_INIT_RE = lazy_re(r"(?:\bamdgpu\b|\[amdgpu\]).*?(?P<what>Fatal error during GPU init|"
+                         r"probe of (?P<bus>\S+) failed with error -?\d+|hw_init of IP block <\w+> failed -?\d+|"
+                         r"\w+ firmware loading failed|failed to load (?:\w+ )?firmware\b\S*)", re.I)
+"""The amdgpu driver failing to bring a GPU up (Linux drivers/gpu/drm/amd/amdgpu: amdgpu_drv.c/amdgpu_device.c "Fatal
+error during GPU init", the PCI core's "probe of %s failed with error %d", amdgpu_device.c "hw_init of IP block <%s>
+failed %d", amdgpu_psp.c "PSP firmware loading failed")."""
 SXID_RE = lazy_re(r"nvidia-nvswitch(?P<sw>\d+): SXid \((?:PCI:)?(?P<bus>" + _BDF_RE + r")\):\s*(?P<code>\d+),\s*"
                      r"(?P<rest>.*)$")
 """An NVSwitch error (the NVSwitch driver's SXid, NVIDIA Fabric Manager user guide, 'NVSwitch SXid Errors'): its
@@ -808,6 +814,13 @@ def _parse(text: str, log: KernelLog) -> None:
                                           list(rec.raw)))
             continue
         # ---- AMD GPUs: the amdgpu driver's fault lines (RAS, a hang, a reset that failed, an SMU that stopped answering)
+        m = AMDGPU_INIT_RE.search(msg) if "amdgpu" in msg else None
+        if m:
+            bm = re.search(r"\bamdgpu (" + _BDF_RE + r"):", msg)
+            b = m.group("bus") or (bm.group(1) if bm else "")
+            log.events.append(KernelEvent("amdgpu_init", rec, bus_id(b) if re.fullmatch(_BDF_RE, b) else "",
+                                          {"what": m.group("what").strip().rstrip("!.")}, list(rec.raw)))
+            continue
         m = AMDGPU_FAULT_RE.search(msg) if "amdgpu" in msg or "[drm" in msg else None
         if m:
             bm = re.search(r"\bamdgpu (" + _BDF_RE + r"):", msg)

@@ -322,6 +322,9 @@ class TrainingLog:
     steps: list[tuple[int, float | None, str]] = field(default_factory=list)
     nan_lines: list[str] = field(default_factory=list)
     rates: list[str] = field(default_factory=list)
+    overflows: list[tuple[float, float, str]] = field(default_factory=list)
+    """fp16 dynamic loss scaling skipping a step: (scale attempted, scale reduced to, line) (DeepSpeed's loss_scaler.py
+    and stage2.py "OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 64, reducing to 32")."""
 
 
 _TL_STEP = lazy_re(r"\bstep[=:]\s*(\d{1,9})\b|\biteration\s+(\d{1,9})\s*/|\bglobal_step=(\d{1,9})|(?:^|[|:\s])\d{1,5}\|(\d{1,9})\|Loss:"
@@ -331,14 +334,23 @@ _TL_STEP = lazy_re(r"\bstep[=:]\s*(\d{1,9})\b|\biteration\s+(\d{1,9})\s*/|\bglob
                    r"|\biter[=:]\s*(\d{1,9})\b|\|\s*(\d{1,9})/\d{1,9} \[[\d:<?]+,\s+[\d.]+(?:it/s|s/it)"
                    # NeMo/Lightning's "| global_step: 3 |", NeMo AutoModel's "| step 8 | epoch 0 | loss 0.78 |"
                    # (held-out round 351)
-                   r"|\bglobal_step:\s*(\d{1,9})\b|\bstep\s+(\d{1,9})\s+\|", re.I)
+                   r"|\bglobal_step:\s*(\d{1,9})\b|\bstep\s+(\d{1,9})\s+\|"
+                   # fairseq's train_inner lines: "epoch 001:    100 / 167138 loss=15.073, ..., num_updates=100, ..."
+                   r"|\bnum_updates=(\d{1,9})\b"
+                   # nanoGPT's "iter 1631: loss 4.0863, time 561.94ms", litgpt's "iter 76 step 38: loss 10.8259";
+                   # "step 00000001/00000015 | ..."; TensorFlow's "loss = 9.66, step = 0" (held-out rounds 368/370)
+                   r"|\biter\s+(\d{1,9})(?:\s+step\s+\d{1,9})?:\s|\bstep\s+(\d{1,9})/\d{1,9}\b|\bstep\s+=\s+(\d{1,9})\b", re.I)
 _TL_LOSS = lazy_re(r"(?:\b(?:lm[_ ])?|(?<=_))loss(?:\s*[=:]\s*|\s+)([-+]?(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|inf))\b",
                    re.I)
 """The loss a step line prints: "loss: 7.12", "lm loss: 2.23E+00", "loss=4.3", "loss 0.78 |", NeMo's
 "reduced_train_loss: 9.76", modded-nanogpt's "val_loss:3.28"."""
 _TL_NAN_ITERS = lazy_re(r"number of nan iterations:\s*([1-9]\d*)")
 _TL_RATE = lazy_re(r"(?:tps:\s*[\d,]+|tflops:\s*[\d.]+|[\d.]+\s*TFLOPS|SamplesPerSec=[\d.]+|samples/sec[:=]\s*[\d.]+|"
-                   r"[\d.]+s/it|[\d.]+it/s|mfu:\s*[\d.]+%|tps\s+[\d,.]+|TFLOP/s/GPU\):\s*[\d.]+|step_avg:\s*[\d.]+ms)", re.I)
+                   r"[\d.]+s/it|[\d.]+it/s|mfu:?\s*[\d.]+%|tps\s+[\d,.]+|TFLOP/s/GPU\):\s*[\d.]+|step_avg:\s*[\d.]+ms|\bwps=[\d.]+|"
+                   r"\b(?:iter )?time:?\s+[\d.]+ms|tokens-per-second\s+[\d,]+|global_step/sec:\s*[\d.]+|"
+                   r"elapsed time per iteration \(ms\):\s*[\d.]+)", re.I)
+_TL_GRAD_NAN = lazy_re(r"\bgrad(?:ient)?[ _-]?norm\s*[:=]?\s*(?:nan|inf)\b", re.I)
+_TL_OVERFLOW = lazy_re(r"\bOVERFLOW! Rank \d+ Skipping step\. Attempted loss scale: ([\d.]+), reducing to ([\d.]+)")
 
 
 def parse_training_log(text: str) -> TrainingLog:
@@ -346,7 +358,12 @@ def parse_training_log(text: str) -> TrainingLog:
     t = TrainingLog()
     for raw in text.splitlines()[:50000]:
         s = raw.strip()
+        o = _TL_OVERFLOW.search(s)
+        if o:
+            t.overflows.append((float(o.group(1)), float(o.group(2)), s))
         m = _TL_STEP.search(s)
+        if _TL_GRAD_NAN.search(s):  # Megatron's "grad norm: nan" on a step line, or its own warning line
+            t.nan_lines.append(s)
         if not m:
             continue
         step = sat_int(next(g for g in m.groups() if g))
@@ -373,10 +390,10 @@ def detect_training_log(text: str) -> float:
     judge an error in the same paste)."""
     head = text[:400_000]
     low = head.lower()
-    if not any(w in low for w in ("step", "iteration", "loss:", "timer.py")):  # cheap first: _TL_STEP's words
+    if not any(w in low for w in ("step", "iteration", "loss:", "timer.py", "num_updates=", "iter ", "overflow!")):
         return 0.0
     t = parse_training_log("\n".join(head.splitlines()[:2000]))
-    if len({s for s, _, _ in t.steps}) >= 2:
+    if len({s for s, _, _ in t.steps}) >= 2 or len(t.overflows) >= 2:
         return 0.6
     # one step line past the first with its loss: the loop ran up to it (a log cut to the line that matters)
     return 0.5 if any(s >= 2 and loss is not None for s, loss, _ in t.steps) else 0.0

@@ -112,7 +112,7 @@ _MPI_PREFIX = lazy_re(r"^\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:?)?:?\s?")
 _GLUED_TAG = lazy_re(r"(?<=\S)\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:?)?")
 """A rank tag glued inside a result row (``-1[0]    1626.5 ... 0[0]``): output of several ranks interleaved
 character by character (NVIDIA/nccl#1453); it is removed before the row is split into columns."""
-_DEVICE = lazy_re(r"^#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+(\d+)\s+"
+_DEVICE = lazy_re(r"^#?\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+(?: \S+){0,2}?)\s+device\s+(\d+)\s+"
                      r"\[([^\]]*)\]\s+(.*?)\s*$")
 _NUM = lazy_re(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 
@@ -546,7 +546,8 @@ NCCL_SETUP_FAILURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("net_plugin", lazy_re(r"\bError: network .+ not found\b|Failed to initialize any NET plugin|"
                            r"NET/Plugin\s*:.*\bfailed to (?:load|initiali[sz]e)", re.I)),
     ("topology", lazy_re(r"\bAttribute \w+ of node \w+ not found\b|\bXML (?:Import|Export) \w+ failed\b|"
-                            r"\bCould not find (?:GPU|NIC|CPU) \S+ in (?:the )?topology\b", re.I)),
+                            r"\bCould not find (?:GPU|NIC|CPU) \S+ in (?:the )?topology\b|"
+                            r"\bring \d+ does not loop back to start\b", re.I)),
     ("system_call", lazy_re(r"\bCall to \w+ failed\b|\bfailed\s*:\s*(?:Permission denied|No space left on device|"
                                r"Cannot allocate memory|Too many open files|Operation not permitted)", re.I)),
 )
@@ -560,7 +561,8 @@ checked in": two processes started with one rank), the network NCCL_NET asks for
 ("Error: network AWS Libfabric not found": with NCCL_NET set NCCL does not fall back to its internal IB or Socket
 transports, NCCL environment variables, NCCL_NET), a topology NCCL could not read (graph/xml.h's "Attribute arch of
 node cpu not found": a topology file, NCCL_TOPO_FILE or a plugin's, without what NCCL needs; its init returns
-ncclInternalError), any other failed system call ("Call to X failed : <errno text>"). Classified by what
+ncclInternalError; graph/rings.cc's "ring 0 does not loop back to start": the ranks disagree on the rings, as when
+two nodes share one host identity, NCCL_HOSTID), any other failed system call ("Call to X failed : <errno text>"). Classified by what
 failed, not by one message; "retrying" lines are NCCL retrying and not failures by themselves. (NCCL troubleshooting,
 https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html; ibv_modify_qp(3).)"""
 

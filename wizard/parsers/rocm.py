@@ -160,3 +160,98 @@ def parse_topo(text: str) -> RocmTopo:
         elif ln.strip() and not ln.startswith("="):
             kind = "" if not re.match(r"^\s*GPU", ln) else kind
     return RocmTopo(matrices, tuple(sorted(gpus)), {k: tuple(v) for k, v in lines_of.items()})
+
+
+# ------------------------------------------------------------------ rocminfo, clinfo, rocm-smi's per-GPU lines
+
+_AGENT_NAME = lazy_re(r"^\s{0,4}Name:\s+(gfx[0-9a-f]{3,4})\s*$", re.M)
+_AGENT_MARKETING = lazy_re(r"^\s{0,4}Marketing Name:\s+(.+?)\s*$", re.M)
+_DEVICE_TYPE = lazy_re(r"^\s*Device Type:\s+(GPU|CPU|DSP)\s*$", re.M)
+_ROCMINFO_MARK = lazy_re(r"^\s*(?:HSA System Attributes|HSA Agents|ROCk module (?:version [\d.]+ )?is loaded|"
+                         r"Agent \d+\s*$|Runtime Version:\s+[\d.]+)", re.M)
+
+
+@dataclass(frozen=True)
+class RocmInfo:
+    """``rocminfo``: the GPU agents the ROCm runtime (HSA) enumerates, by gfx target and marketing name, the CPU
+    agents' count, and the lines read."""
+
+    gpus: tuple[tuple[str, str], ...]
+    cpus: int
+    lines: tuple[str, ...]
+
+
+def parse_rocminfo(text: str) -> RocmInfo:
+    """Each agent's ``Name:`` (a gfx target is a GPU) with the ``Marketing Name:`` after it; CPU agents are the other
+    top-level names (``Device Type: CPU`` or a name that is not a gfx target). Works on a grep of the Name lines too;
+    never raises."""
+    gpus: list[tuple[str, str]] = []
+    cpus = 0
+    lines: list[str] = []
+    pending = ""
+    for raw in text.splitlines()[:200_000]:
+        m = _AGENT_NAME.match(raw)
+        if m:
+            if pending:
+                gpus.append((pending, ""))
+            pending = m.group(1)
+            lines.append(raw.strip())
+            continue
+        mk = _AGENT_MARKETING.match(raw)
+        if mk:
+            if pending:
+                gpus.append((pending, mk.group(1)))
+                lines.append(raw.strip())
+                pending = ""
+            elif not re.search(r"\bgfx|Instinct|Radeon", mk.group(1)):
+                cpus += 1
+    if pending:
+        gpus.append((pending, ""))
+    return RocmInfo(tuple(gpus), cpus, tuple(lines))
+
+
+def detect_rocminfo(text: str) -> float:
+    """0.9 for ``rocminfo`` (its section titles or an agent block) or a grep of its Name lines naming gfx targets."""
+    head = text[:200_000]
+    if _ROCMINFO_MARK.search(head) and (_DEVICE_TYPE.search(head) or _AGENT_NAME.search(head)):
+        return 0.9
+    if _AGENT_NAME.search(head) and _AGENT_MARKETING.search(head):
+        return 0.85
+    return 0.0
+
+
+_CL_PLATFORMS = lazy_re(r"^\s*Number of platforms:?\s+(\d+)\s*$", re.M)
+_CL_DEVICES = lazy_re(r"^\s*Number of devices:?\s+(\d+)\s*$", re.M)
+_CL_PLATFORM = lazy_re(r"^\s*Platform Name:?\s+(.+?)\s*$", re.M)
+
+
+def parse_clinfo(text: str) -> list[tuple[str, int, str]]:
+    """``clinfo``: each platform (name) with its device count and the count's line, in order; never raises."""
+    out: list[tuple[str, int, str]] = []
+    name = ""
+    for raw in text.splitlines()[:200_000]:
+        if m := _CL_PLATFORM.match(raw):
+            name = m.group(1)
+        elif m := _CL_DEVICES.match(raw):
+            out.append((name, int(m.group(1)), raw.strip()))
+    return out
+
+
+def detect_clinfo(text: str) -> float:
+    """0.9 for ``clinfo`` output: its platform count and a device count."""
+    head = text[:200_000]
+    return 0.9 if _CL_PLATFORMS.search(head) and _CL_DEVICES.search(head) else 0.0
+
+
+_GPU_FIELD = lazy_re(r"^GPU\[(\d+)\]\s*:\s*([^:]+?):\s*(.*?)\s*$")
+
+
+def parse_gpu_fields(text: str) -> dict[int, dict[str, str]]:
+    """rocm-smi's per-GPU lines (``GPU[1]\t\t: Device ID: \t\t0x74a1``; ``-i``, ``--showbus``, ``--showmeminfo``...)
+    -> {GPU index: {field: value}}; never raises."""
+    out: dict[int, dict[str, str]] = {}
+    for raw in text.splitlines()[:200_000]:
+        m = _GPU_FIELD.match(raw.strip())
+        if m:
+            out.setdefault(int(m.group(1)), {})[m.group(2).strip()] = m.group(3).strip()
+    return out

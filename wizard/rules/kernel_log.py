@@ -186,7 +186,7 @@ def _judge_kernel_log(log: KernelLog, exp: Mapping[str, Any], source: str,
     findings: list[Finding] = of(latest) + [_earlier_boot(f) for f in (of(before) if before else [])]
     findings += storage_io_findings(log)
     findings += nic_health_findings(log)
-    findings += rdma_mr_findings(log)
+    findings += rdma_mr_findings(log) + rdma_cqe_findings(log)
     findings += host_limit_findings(log)
     findings += _link_findings(latest, log.named) + [_earlier_boot(f) for f in _link_findings(before, log.named)]
     findings += _sxid_findings(latest) + [_earlier_boot(f) for f in _sxid_findings(before)]
@@ -884,9 +884,10 @@ def _amdgpu_findings(events: list[KernelEvent]) -> list[Finding]:
     """``health.kernel_log`` from the amdgpu driver's fault lines (:data:`wizard.parsers.kernellog.AMDGPU_FAULT_RE`):
     an uncorrectable RAS error, a ring timeout (a GPU hang), a reset that failed or an SMU that stopped answering fail:
     the GPU faulted, and it needs a reset or a power cycle before it is trusted again."""
+    out = _amdgpu_init_findings([e for e in events if e.kind == "amdgpu_init"])
     ev = [e for e in events if e.kind == "amdgpu_fault"]
     if not ev:
-        return []
+        return out
     whats = list(dict.fromkeys(str(e.fields.get("what")) for e in ev))
     gpus = sorted({e.bus_id for e in ev if e.bus_id})
     return [Finding("health.kernel_log", Verdict.FAIL,
@@ -896,7 +897,33 @@ def _amdgpu_findings(events: list[KernelEvent]) -> list[Finding]:
                     "Drain the node; read the lines before these (`dmesg -T | grep -i amdgpu`) for the first error, "
                     "power-cycle the node (a failed reset leaves the GPU unusable), then run `rocm-smi --showrasinfo "
                     "all` and a stress test (rvs, or a training step) before it takes jobs; an uncorrectable error "
-                    "that returns is an RMA.", SRC_AMDGPU)]
+                    "that returns is an RMA.", SRC_AMDGPU)] + out
+
+
+SRC_AMDGPU_INIT = ("Linux kernel drivers/gpu/drm/amd/amdgpu (amdgpu_device.c: 'Fatal error during GPU init', 'hw_init of IP "
+                   "block <%s> failed'; amdgpu_psp.c: 'PSP firmware loading failed'); errno 12 is ENOMEM (errno(3)); "
+                   "AMD ROCm documentation, 'AMD Instinct MI200 system optimization', BIOS settings: Above 4G Decoding "
+                   "enabled, large BAR (https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi200.html)")
+
+
+def _amdgpu_init_findings(ev: list[KernelEvent]) -> list[Finding]:
+    """``health.kernel_log`` from the amdgpu driver failing to bring a GPU up
+    (:data:`wizard.parsers.kernellog.AMDGPU_INIT_RE`): fail, naming the GPUs; the remedy starts from what the lines
+    point at (error -12 at probe: no room for the BARs; a firmware block: the firmware files)."""
+    if not ev:
+        return []
+    whats = list(dict.fromkeys(str(e.fields.get("what")) for e in ev))
+    gpus = sorted({e.bus_id for e in ev if e.bus_id})
+    return [Finding("health.kernel_log", Verdict.FAIL,
+                    Msg("the amdgpu driver could not initialise the GPU{on}: {whats}; ROCm will not see it",
+                        on=Msg(" at {gpus}", gpus=", ".join(gpus)) if gpus else "",
+                        whats=SEMICOLON.join(whats[:4]) + ("; ..." if len(whats) > 4 else "")),
+                    ", ".join(gpus) or "host", cap(ln for e in ev for ln in e.evidence),
+                    N_("Error -12 (ENOMEM) at probe: the BIOS left no room for the GPU's BARs: enable Above 4G Decoding "
+                       "and large MMIO / Re-Size BAR, then check `lspci -vv -s BUS` for BARs left unassigned. A "
+                       "firmware block failing (PSP, SMU): install the amdgpu firmware that matches the driver "
+                       "(linux-firmware, or amdgpu-dkms with its firmware for the running kernel). Then reboot and "
+                       "check `dmesg | grep amdgpu` and `rocm-smi`."), SRC_AMDGPU_INIT)]
 
 
 SRC_SXID = ("NVIDIA Fabric Manager user guide, 'NVSwitch SXid Errors' (non-fatal SXids are corrected or contained "
@@ -1206,6 +1233,58 @@ def rdma_mr_findings(log: KernelLog) -> list[Finding]:
                     "Check the host's free memory and the locked-memory limit of the jobs (`ulimit -l` unlimited), "
                     "the HCA's firmware and driver (`ibv_devinfo`, `ofed_info -s`), and whether RDMA programs "
                     "report ibv_reg_mr failures; reboot or reload mlx5_ib if it persists.", SRC_MR_CACHE)]
+
+
+_ERR_CQE = lazy_re(r"(?:infiniband|mlx5_core) (?P<dev>\S+): mlx5_poll_one:\d+:\(pid \d+\): (?P<side>Requester|Responder) "
+                   r"error cqe on cqn (?P<cqn>0x[0-9a-fA-F]+)")
+_CQE_SYNDROME = lazy_re(r"mlx5_poll_one:\d+:\(pid \d+\): syndrome (?P<syn>0x[0-9a-fA-F]+)")
+CQE_SYNDROMES = {0x01: N_("local length error"), 0x02: N_("local QP operation error"), 0x04: N_("local protection error"),
+                 0x05: N_("work request flushed: the QP had already gone to the error state"),
+                 0x06: N_("memory window bind error"), 0x10: N_("bad response"), 0x11: N_("local access error"),
+                 0x12: N_("remote invalid request"), 0x13: N_("remote access error"), 0x14: N_("remote operation error"),
+                 0x15: N_("transport retry counter exceeded: the peer stopped answering"),
+                 0x16: N_("RNR retry counter exceeded: the peer had no receive posted"), 0x22: N_("remote aborted")}
+"""mlx5 completion-queue error syndromes (Linux include/linux/mlx5/device.h, MLX5_CQE_SYNDROME_*; the IBTA work
+completion statuses they map to in drivers/infiniband/hw/mlx5/cq.c, mlx5_handle_error_cqe)."""
+SRC_CQE = ("Linux kernel drivers/infiniband/hw/mlx5/cq.c: mlx5_poll_one prints 'Requester/Responder error cqe on cqn' and "
+           "the syndrome of a completion with error; include/linux/mlx5/device.h, MLX5_CQE_SYNDROME_* "
+           "(https://github.com/torvalds/linux/blob/master/drivers/infiniband/hw/mlx5/cq.c)")
+
+
+def rdma_cqe_findings(log: KernelLog) -> list[Finding]:
+    """``health.nic_link`` WARN when mlx5 logs completions with error ("Responder error cqe on cqn 0x406" then
+    "syndrome 0x5"): an RDMA queue pair went to the error state and its posted work is flushed: a connection broke
+    (a peer died, a link or path failed, a protection or access error); the first syndrome that is not a flush is the
+    cause. One finding naming each HCA, the count and the syndromes with their meaning."""
+    per: dict[str, int] = {}
+    syn: dict[int, int] = {}
+    lines: list[str] = []
+    for r in log.records:
+        m = _ERR_CQE.search(r.msg)
+        if m:
+            per[m.group("dev")] = per.get(m.group("dev"), 0) + 1
+            if len(lines) < 4:
+                lines.extend(r.raw[:1])
+            continue
+        m = _CQE_SYNDROME.search(r.msg)
+        if m:
+            code = int(m.group("syn"), 16)
+            syn[code] = syn.get(code, 0) + 1
+            if len(lines) < 4:
+                lines.extend(r.raw[:1])
+    if not per:
+        return []
+    said = joined(", ", [Msg("syndrome 0x{c} ({meaning}) x{n}", c=f"{c:x}", n=n,
+                             meaning=Msg(CQE_SYNDROMES.get(c, N_("see mlx5 device.h")))) for c, n in sorted(syn.items())])
+    return [Finding("health.nic_link", Verdict.WARN,
+                    Msg("the RDMA driver logged {n} completion(s) with error (responder/requester error cqe) on "
+                        "{devs}{said}: an RDMA queue pair went to the error state and its posted work was flushed",
+                        n=sum(per.values()), devs=", ".join(per), said=Msg(": {said}", said=said) if said else ""),
+                    "host", tuple(lines),
+                    N_("A flushed completion (syndrome 0x5) follows the real failure: look before these lines for the "
+                       "first other syndrome (retry exceeded: the peer or the path stopped answering; access or "
+                       "protection error: a memory registration), the peer's log and the link (`ibstat`, "
+                       "`rdma link`, `dmesg | grep -i mlx5`); a few during a job's teardown are harmless."), SRC_CQE)]
 
 
 _HOST_LIMITS = (

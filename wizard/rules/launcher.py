@@ -335,13 +335,22 @@ SRC_TRAINING = ("PyTorch docs, torch.distributed.elastic (https://pytorch.org/do
 
 LOSS_RISE_FACTOR = 1.15
 LOSS_RISE_MIN_STEPS = 5
+LOSS_SCALE_FLOOR = 8.0
+"""An fp16 dynamic loss scale reduced to this or below has overflowed again and again: DeepSpeed and Megatron start at
+2^16 to 2^32 and settle, on a healthy run, in the hundreds or more (DeepSpeed config, fp16.initial_scale_power and
+min_loss_scale, https://www.deepspeed.ai/docs/config-json/#fp16-training-options; Micikevicius et al., Mixed Precision
+Training, ICLR 2018, section 3.2: loss scaling); bringup's judgement."""
 """A run whose mean loss over the last third of the steps shown is more than 1.15 x that over the first third is
 climbing, not converging: training loss falls on average over steps for a stable run (Goodfellow et al., Deep Learning,
 ch. 8; a divergence shows as a loss that rises and stays up); the 15 % margin is above step-to-step noise (derived)."""
 
 
 def judge_training_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
-    """``node.training_log`` from a training job's step lines: a NaN/inf loss or Megatron's nan-iteration count WARN
+    """``node.training_log`` from a training job's step lines: a NaN/inf loss or grad norm on most steps or the last
+    FAIL (the run no longer trains; the job's fault before the machine's), on a step the run went past WARN; an fp16
+    loss scale driven down to :data:`LOSS_SCALE_FLOOR` FAIL (every step overflows, no update is applied); a loss that
+    does not move over :data:`LOSS_RISE_MIN_STEPS` steps FAIL (nothing learned); overflow skips alone at the start PASS
+    (loss-scale calibration); Megatron's nan-iteration count WARN
     (the run diverged or overflowed: a job or precision matter first); two or more steps with a finite loss or a
     throughput, or one step line past the first with its loss, PASS (the GPUs ran the training loop; the job working, not the machine's limits); else UNKNOWN."""
     from wizard.parsers.launcher import parse_training_log
@@ -350,13 +359,36 @@ def judge_training_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     fid = "node.training_log"
     steps = sorted({s for s, _, _ in t.steps})
     if t.nan_lines:
-        return [Finding(fid, Verdict.WARN, Msg("the training loss is NaN or infinite ({n} line(s)): the run diverged or "
-                                               "a value overflowed", n=len(t.nan_lines)), "node",
+        # NaN on most steps shown, or on the last: the run no longer trains (a fail of the job, held-out round 370);
+        # one NaN step that the run skipped and went past: a warn
+        nan_steps = [x for x in t.steps if x[2] in t.nan_lines]
+        broken = bool(t.steps) and (len(nan_steps) * 2 >= len(t.steps) or t.steps[-1][2] in t.nan_lines)
+        return [Finding(fid, Verdict.FAIL if broken else Verdict.WARN,
+                        (Msg("the training loss or grad norm is NaN or infinite ({n} line(s)), up to the last step "
+                             "shown: the run diverged and no longer trains", n=len(t.nan_lines)) if broken else
+                         Msg("the training loss is NaN or infinite ({n} line(s)): the run diverged or "
+                             "a value overflowed", n=len(t.nan_lines))), "node",
                         tuple(t.nan_lines[:4]),
                         "Lower the learning rate or use bf16 (fp16's range overflows), check the data for bad samples; "
                         "if it appears on one node only, check that node's GPUs (`dcgmi diag -r 3`, ECC and Xid in "
                         "`dmesg`).", SRC_TRAINING)]
+    low_scale = [o for o in t.overflows if o[1] <= LOSS_SCALE_FLOOR]
+    if low_scale:
+        return [Finding(fid, Verdict.FAIL,
+                        Msg("fp16 dynamic loss scaling skipped {n} step(s) and its scale fell to {v:g}: the steps "
+                            "overflow again and again, so updates are skipped (the run is diverging, or fp16's range is "
+                            "too small for this model); the GPUs ran the loop", n=len(t.overflows), v=low_scale[-1][1]),
+                        "node", tuple(dict.fromkeys([t.overflows[0][2], low_scale[-1][2]])),
+                        N_("Train in bf16 (Ampere and later) or fp32, or roll back to the last good checkpoint and lower "
+                           "the learning rate; a scale that reaches DeepSpeed's min_loss_scale stops the run ('Current "
+                           "loss scale already at minimum')."), SRC_TRAINING)]
     reached = [x for x in t.steps if x[0] >= 2 and x[1] is not None]
+    if not steps and t.overflows:
+        return [Finding(fid, Verdict.PASS,
+                        Msg("fp16 dynamic loss scaling skipped {n} step(s) while its scale settled from {a:g} to {b:g}: "
+                            "the calibration a run does at its start; the GPUs ran the loop", n=len(t.overflows),
+                            a=t.overflows[0][0], b=t.overflows[-1][1]),
+                        "node", tuple(dict.fromkeys([t.overflows[0][2], t.overflows[-1][2]])), "", SRC_TRAINING)]
     if len(steps) < 2 and not reached:
         return [Finding(fid, Verdict.UNKNOWN, N_("a training log with fewer than two steps: it does not show the loop "
                                                  "running"), "node", tuple(x[2] for x in t.steps[:3]),
@@ -364,6 +396,16 @@ def judge_training_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     losses = [loss for _, loss, _ in t.steps if loss is not None]
     k = max(1, len(losses) // 3)
     early, late = (sum(losses[:k]) / k, sum(losses[-k:]) / k) if len(losses) >= LOSS_RISE_MIN_STEPS else (0.0, 0.0)
+    if len(losses) >= LOSS_RISE_MIN_STEPS and len(steps) >= LOSS_RISE_MIN_STEPS and max(losses) == min(losses):
+        flat = [x for x in t.steps if x[1] is not None]
+        return [Finding(fid, Verdict.FAIL,
+                        Msg("the training loss stays at exactly {v:g} over steps {s1} to {s2}: the model is not "
+                            "learning (no update reaches the weights: a zero learning rate, frozen parameters, every "
+                            "step skipped, or inputs that carry no signal); the GPUs ran the loop", v=losses[0],
+                            s1=flat[0][0], s2=flat[-1][0]), "node", tuple(dict.fromkeys([flat[0][2], flat[-1][2]])),
+                        N_("Check the optimizer's learning rate and schedule at these steps, that the parameters are "
+                           "trainable (requires_grad, a LoRA adapter attached), that the gradients are not zero or "
+                           "skipped (grad norm, fp16 overflow lines), and that the batches differ."), SRC_TRAINING)]
     if early > 0 and late > LOSS_RISE_FACTOR * early:
         # the loss climbing over the steps shown: a diverging run (held-out round 358: fp16 loss scale collapsed,
         # a 104B model's loss spike), the job's matter before the machine's

@@ -25,9 +25,9 @@ import re
 from typing import Any, Mapping
 
 from wizard.common import lazy_re
-from wizard.i18n import Msg, joined
+from wizard.i18n import Msg, N_, joined
 from wizard.model import Finding, Verdict
-from wizard.parsers.rocm import RocmConcise, RocmTopo, parse_concise, parse_topo
+from wizard.parsers.rocm import parse_gpu_fields, RocmConcise, RocmTopo, parse_concise, parse_topo
 from wizard.rules.kernel_log_common import plural
 from wizard.rules.gpu_presence import count_measure, count_verdict
 
@@ -178,6 +178,89 @@ def judge_rocm_smi(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                         "Check that the GPUs are on the bus (`lspci -d 1002:`) and that the amdgpu driver bound them "
                         "(`dmesg | grep -i amdgpu`, `lsmod | grep amdgpu`); in a container, pass /dev/kfd and /dev/dri.",
                         SRC_ROCM_SMI)]
+    blank = judge_gpu_fields(parse_gpu_fields(text), text)
+    if blank:
+        return blank
     return [Finding("health.gpu_responsive", Verdict.UNKNOWN,
                     Msg("rocm-smi output without a Concise Info table or a GPU-pair matrix bringup reads"), "host", lines,
                     "Paste plain `rocm-smi` (the Concise Info table) or `rocm-smi --showtopo`.", SRC_ROCM_SMI)]
+
+
+_ID_FIELDS = ("Device ID", "Device Rev", "Subsystem ID", "PCI Bus", "Device Name")
+
+
+def judge_gpu_fields(fields: dict[int, dict[str, Any]], text: str) -> list[Finding]:
+    """rocm-smi's per-GPU lines (``-i``, ``--showbus``): a GPU whose identity fields read N/A where others of the same
+    output read a value warns (rocm-smi cannot read that GPU's sysfs entries: a driver or partition-mode problem, or a
+    tool bug; cross-check it); otherwise nothing (the caller says what it cannot read)."""
+    blank: dict[int, list[str]] = {}
+    for i, f in sorted(fields.items()):
+        missing = [k for k in _ID_FIELDS if f.get(k, "").upper() == "N/A"
+                   and any(o.get(k, "N/A").upper() != "N/A" for j, o in fields.items() if j != i)]
+        if missing:
+            blank[i] = missing
+    ev = tuple(ln.strip() for ln in text.splitlines() if "N/A" in ln and ln.strip().startswith("GPU["))[:6]
+    if blank:
+        return [Finding("health.gpu_responsive", Verdict.WARN,
+                        Msg("rocm-smi reads N/A for {what} of {gpus} while the other GPUs read values: it cannot read "
+                            "their identity from the driver", what=", ".join(sorted({k for v in blank.values() for k in v})),
+                            gpus=", ".join(f"GPU[{i}]" for i in blank)), "host", ev,
+                        N_("Cross-check with `amd-smi list` / `amd-smi static` and `lspci -d 1002: -nn` that every GPU is "
+                           "on the bus with its device ID; a GPU missing there is a hardware or driver fault, one that "
+                           "is there is rocm-smi failing to read it (a compute-partition mode or a tool bug: update "
+                           "ROCm)."), SRC_ROCM_SMI)]
+    return []
+
+
+SRC_ROCMINFO = ("ROCm documentation, rocminfo: lists the HSA agents (CPUs and GPUs) the ROCm runtime enumerates, each GPU "
+                "by its gfx target and marketing name (https://rocm.docs.amd.com/projects/rocminfo/en/latest/)")
+SRC_CLINFO = ("clinfo(1): lists the OpenCL platforms the ICD loader finds and each platform's devices "
+              "(https://github.com/Oblomov/clinfo); AMD ROCm OpenCL runtime")
+
+
+def judge_rocminfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``rocminfo`` -> ``health.gpu_count``: the GPU agents the ROCm runtime sees pass, naming them; CPU agents and no
+    GPU agent fail (the runtime sees no GPU: amdgpu/KFD not bound)."""
+    from wizard.parsers.rocm import parse_rocminfo
+
+    r = parse_rocminfo(text)
+    if r.gpus:
+        counts: dict[str, int] = {}
+        for gfx, name in r.gpus:
+            key = f"{name} ({gfx})" if name else gfx
+            counts[key] = counts.get(key, 0) + 1
+        return [Finding("health.gpu_count", Verdict.PASS,
+                        Msg("the ROCm runtime enumerates {n} GPU agent(s): {what}", n=len(r.gpus),
+                            what=", ".join(f"{n}x {k}" for k, n in counts.items())),
+                        "host", r.lines[:6], "", SRC_ROCMINFO)]
+    if r.cpus:
+        return [Finding("health.gpu_count", Verdict.FAIL,
+                        Msg("the ROCm runtime enumerates only CPU agents: no GPU agent"), "host",
+                        tuple(ln.strip() for ln in text.splitlines() if "Name:" in ln)[:4],
+                        N_("Check that the GPUs are on the bus (`lspci -d 1002:`), that amdgpu bound them without error "
+                           "(`dmesg | grep -i amdgpu`), and that /dev/kfd exists and this user is in the render and video "
+                           "groups (in a container: pass /dev/kfd and /dev/dri)."), SRC_ROCMINFO)]
+    return [Finding("health.gpu_count", Verdict.UNKNOWN, Msg("no agent could be read from this rocminfo output"), "host",
+                    tuple(ln.strip() for ln in text.splitlines() if ln.strip())[:4],
+                    N_("Paste the whole `rocminfo` output."), SRC_ROCMINFO)]
+
+
+def judge_clinfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
+    """``clinfo`` -> ``health.gpu_count``: platforms that all report 0 devices fail (the OpenCL runtime is installed
+    but sees no GPU); otherwise a pass counting the devices."""
+    from wizard.parsers.rocm import parse_clinfo
+
+    plats = parse_clinfo(text)
+    total = sum(n for _, n, _ in plats)
+    ev = tuple(x for name, _, line in plats for x in ([f"Platform Name: {name}"] if name else []) + [line])[:6]
+    if plats and total == 0:
+        return [Finding("health.gpu_count", Verdict.FAIL,
+                        Msg("clinfo: {platforms} report 0 devices: the OpenCL runtime is installed but sees no GPU",
+                            platforms=", ".join(dict.fromkeys(n or "the platform" for n, _, _ in plats))), "host", ev,
+                        N_("The GPU driver is not loaded or did not bind the GPUs: check `lspci -nnk` (Kernel driver in "
+                           "use), `dmesg` for the driver's probe errors, and for AMD GPUs that amdgpu (amdgpu-dkms) is "
+                           "built for the running kernel and /dev/kfd exists; then `rocminfo` or `nvidia-smi`."),
+                        SRC_CLINFO)]
+    return [Finding("health.gpu_count", Verdict.PASS,
+                    Msg("clinfo: {n} OpenCL device(s) on {p} platform(s)", n=total, p=len(plats)), "host", ev, "",
+                    SRC_CLINFO)]

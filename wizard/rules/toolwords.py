@@ -55,6 +55,13 @@ _FAIL = lazy_re(
     r"|\bJob for \S+ failed\b"  # systemctl start/restart: "Job for X.service failed because the control process exited"
     # Slurm: a node whose Prolog fails is drained and the job's allocation revoked (slurm.conf(5), Prolog; round 353)
     r"|\bProlog failure on node\b"
+    # apt refused the install or left packages half-configured (apt-get(8): "E:" lines are errors it stopped on)
+    r"|^E: (?:Unmet dependencies|Unable to correct problems|Sub-process \S+ returned an error code|Broken packages)"
+    r"|^The following packages have unmet dependencies:"
+    # MPICH (Cray MPICH) aborts at MPI_Init: the job never starts (MPICH's MPIR_Err_* / Cray's 'MPICH ERROR' prefix)
+    r"|^MPICH ERROR\b"
+    # nvidia-docker 1.0: the host driver's CUDA is older than the image needs, so the container is not started
+    r"|\bunsupported CUDA version: driver [\d.]+ < image [\d.]+"
     r"|\bError found\. Mode \w+, total errors (?:0x)?[1-9a-fA-F]"  # memtest_vulkan: a VRAM cell read back wrong
     r"|\bio_u error on file \S+: Input/output error"  # fio: the device returned EIO (a media or controller fault)
     r"|^\w+: verify failed at file \S+ offset \d+"  # fio's verify (verify.c): data read back differs from what it wrote
@@ -217,6 +224,32 @@ _LIBCUDA = lazy_re(r"\b(?:could not|couldn't|cannot|can't|unable to|failed to) (
 Warp), "libcuda.so.1: cannot open shared object file" (the dynamic loader), Numba's "CUDA driver library cannot be
 found"; its NVML library likewise (the Kubernetes device plugin's "could not load NVML library: libnvidia-ml.so.1: ...");
 NVIDIA's NGC container images print "WARNING: The NVIDIA Driver was not detected" when started without the driver."""
+_NO_NVIDIA_RUNTIME = lazy_re(r"\bno runtime for \"?nvidia\"? is configured\b")
+SRC_NO_NVIDIA_RUNTIME = ("NVIDIA Container Toolkit, Installing the toolkit: configuring containerd and CRI-O "
+                         "(`nvidia-ctk runtime configure`, https://docs.nvidia.com/datacenter/cloud-native/"
+                         "container-toolkit/latest/install-guide.html); Kubernetes RuntimeClass "
+                         "(https://kubernetes.io/docs/concepts/containers/runtime-class/)")
+_NO_DEV_NODES = lazy_re(r"\bcannot access '?/dev/nvidia[\w*\-]*'?: No such file or directory|"
+                        r"\bNo such file or directory: '?/dev/nvidia(?:\d+|ctl|-uvm)\b")
+SRC_DEV_NODES = ("NVIDIA Linux driver README, 'How and when are the NVIDIA device files created?' (nvidia-modprobe or "
+                 "the driver's user-space components create /dev/nvidiactl, /dev/nvidia0..N and /dev/nvidia-uvm; "
+                 "https://download.nvidia.com/XFree86/Linux-x86_64/latest/README/faq.html)")
+_INSTALLER_CAUSE = lazy_re(r"^(?:WARNING|ERROR): (?:An NVIDIA kernel module '[\w-]+' appears to (?:be already|already be) "
+                           r"loaded|The Nouveau kernel driver is currently in use|Unable to find the kernel source tree|"
+                           r"You appear to be running an X server|The kernel module failed to load|Unable to load the "
+                           r"kernel module)")
+"""The cause nvidia-installer prints before its closing "Installation has failed" (NVIDIA driver README, "Installing
+the NVIDIA Driver")."""
+_NVML_INIT = lazy_re(r"\bFailed to initialize NVML: (?!Success)|\bCan't initialize NVML\b|"
+                     r"\bnvml(?:Init\w*| vram init| init)\b[^\n]{0,20}?\b(?:failure|failed|err(?:or)?)\b[:= ]*\d{1,4}\b",
+                     re.I)
+"""A program saying NVML could not start: nvidia-smi's "Failed to initialize NVML: <reason>" wherever it is quoted
+(a monitor's log), torch's "Can't initialize NVML" warning, a Go program's "nvml vram init failure: 999"."""
+SRC_NVML_INIT = ("NVML API reference, nvmlInit_v2 and nvmlReturn_t (NVML_ERROR_DRIVER_NOT_LOADED, "
+                 "NVML_ERROR_LIB_RM_VERSION_MISMATCH, NVML_ERROR_UNKNOWN = 999, https://docs.nvidia.com/deploy/nvml-api/); "
+                 "NVIDIA Container Toolkit, Troubleshooting: containers losing GPU access with 'Failed to initialize "
+                 "NVML: Unknown Error' (https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/"
+                 "troubleshooting.html)")
 _CUINIT = lazy_re(r"\bcall to cuInit results in\b|\bfailed call to cuInit\b|\bcuInit\b(?:\(\d*\))?\s*(?:failed|"
                      r"returned|error|:)|\bcuInit\b[^\n]{0,80}?\b(?:CUDA_ERROR_\w+|UNKNOWN_CUDA_ERROR)"
                      r"|\b(?:get|getting) (?:the )?(?:number of CUDA devices|device count)\b[^\n]{0,80}?: initialization error"
@@ -363,6 +396,40 @@ def chain_words(lines: list[str], who: str = "the program") -> list[ChainWords]:
             "--gpus all, apptainer/singularity --nv with nvliblist.conf listing the binaries, enroot/pyxis with its 98-nvidia "
             "hook and nvidia-container-cli installed on the node)."), SRC_TOOL_MISSING,
             tuple(dict.fromkeys(ln for _, ln in tool))[:5]))
+    handler = hits(_NO_NVIDIA_RUNTIME)
+    if handler:
+        out.append(ChainWords(
+            "runtime_handler", Verdict.FAIL,
+            Msg("the container runtime (containerd or CRI-O) has no \"nvidia\" runtime handler: pods of the nvidia "
+                "RuntimeClass never get a sandbox, so no GPU pod starts ({n} line(s))", n=len(handler)),
+            N_("Configure the nvidia runtime in the node's containerd or CRI-O (`sudo nvidia-ctk runtime configure "
+               "--runtime=containerd`, then restart containerd), or, with the GPU Operator, check that its "
+               "container-toolkit pod runs and that its CONTAINERD_CONFIG and CONTAINERD_SOCKET point at this node's "
+               "files (a containerd restart or upgrade can drop the config); then delete the failed pods."),
+            SRC_NO_NVIDIA_RUNTIME, tuple(dict.fromkeys(handler))[:3]))
+    nodes = hits(_NO_DEV_NODES)
+    if nodes and not lib:
+        out.append(ChainWords(
+            "dev_nodes", Verdict.FAIL,
+            Msg("{who}: no /dev/nvidia* device files where it runs ({line}): CUDA and NVML open the GPUs through "
+                "them, so programs that need them fail", who=who, line=nodes[0][:120]),
+            N_("On the host, load the modules and create the files: `sudo nvidia-modprobe -u -c=0` (or `sudo modprobe "
+               "nvidia nvidia-uvm`, then `nvidia-smi`, which creates /dev/nvidia0..N and /dev/nvidiactl); in a "
+               "container, start it with the GPUs (`--gpus all`, the Kubernetes device plugin) so they are passed in."),
+            SRC_DEV_NODES, tuple(dict.fromkeys(nodes))[:3]))
+    nvml = hits(_NVML_INIT)
+    if nvml and not lib:
+        said = next((m.group(1) for h in nvml for m in [re.search(r"Failed to initialize NVML: ([^,\n]{3,80})", h)] if m), "")
+        out.append(ChainWords(
+            "nvml", Verdict.FAIL,
+            Msg("{who}: NVML, the driver's management library, could not start{said}: nvidia-smi, DCGM, the device "
+                "plugin and Slurm's GPU detection fail the same way, and no GPU is reported", who=who,
+                said=f" ({said.strip()})" if said else ""),
+            N_("Run `nvidia-smi` on the host. 'Driver/library version mismatch': the loaded kernel module is older than "
+               "the libraries (reboot, or unload and reload nvidia*). 'Unknown Error' inside a container while the host "
+               "works: the container lost its device access after a `systemctl daemon-reload` (restart the container; "
+               "see the NVIDIA Container Toolkit troubleshooting page). On the host too: `dmesg | grep -e NVRM -e Xid` "
+               "for a GPU that fell off the bus, then reset or reboot."), SRC_NVML_INIT, tuple(dict.fromkeys(nvml))[:5]))
     cu = hits(_CUINIT)
     cu = [h for h in cu if "CUDA_SUCCESS" not in h]
     if cu:
@@ -918,6 +985,9 @@ def judge(text: str) -> list[Finding]:
                         Msg("the program reports CUDA error {code} = {name} ({meaning}): {quote}", code=code, name=info.name, meaning=info.meaning, quote=_quote([ln for _, _, ln in cuda])), "input", tuple(dict.fromkeys(ln for _, _, ln in cuda))[:5],
                         info.remedy, f"{info.source}; {SRC}")]
     if failed or none_found:
+        if any("Installation has failed" in h for h in failed):
+            # nvidia-installer's last line names no cause: the WARNING/ERROR line it stopped on does (held-out r373)
+            failed = [ln.strip()[:300] for ln in lines if _INSTALLER_CAUSE.search(ln)][:2] + failed
         hits = list(dict.fromkeys(failed + none_found))
         if none_found and not failed:
             msg = Msg("{what} says it found no GPU: {quote}", what=what, quote=_quote(none_found))

@@ -166,7 +166,7 @@ def topology(out: Outputs, plan: Mapping[str, Any]) -> list[Finding]:
     elif pairs and all(t == "SYS" for _, _, t in pairs) and not board:
         numas = {a.get("NUMA Affinity") for r, a in mx.affinity.items() if r.startswith("GPU")}
         one_numa = len(numas) == 1 and not numas & {None, "", "N/A"}
-        findings.append(Finding(fid, Verdict.WARN, (f'{head}: {summary}: ' + (Msg("every GPU pair talks across the CPU interconnect (SYS), though all report one NUMA node (NUMA per socket may be off in the BIOS, or the sockets' memory interleaved)") if one_numa else Msg('no two GPUs share a CPU socket, so every GPU pair talks across the CPU interconnect (SYS)')) + Msg(', where peer-to-peer is slow or not supported')),
+        findings.append(Finding(fid, Verdict.WARN, (head + f': {summary}: ' + (Msg("every GPU pair talks across the CPU interconnect (SYS), though all report one NUMA node (NUMA per socket may be off in the BIOS, or the sockets' memory interleaved)") if one_numa else Msg('no two GPUs share a CPU socket, so every GPU pair talks across the CPU interconnect (SYS)')) + Msg(', where peer-to-peer is slow or not supported')),
                                 _pair_subject(pairs[0][0], pairs[0][1]), tuple(rows_ev[:20]),
                                 "If the GPUs are meant to work together, put them under one socket (or one PCIe "
                                 "switch); check `nvidia-smi topo -p2p r` and run an all-reduce to see what the path "
