@@ -411,9 +411,11 @@ def test_smi_list_mixed_models_warn():
 
 def test_smi_list_notes_mig_per_gpu():
     fs = gc.smi_list(smi_l_out("nvidia-smi-L__4x-a100-sxm4-80gb-gpu0-mig-4x-1g.20gb.txt"), {"gpu_count": 4})
-    (mig,) = [f for f in fs if f.id == "health.mig"]
+    mig, mixed = [f for f in fs if f.id == "health.mig"]
     assert mig.verdict is Verdict.PASS and mig.subject == "GPU 0 (NVIDIA A100-SXM4-80GB)"
     assert "4 MIG device(s) (4x 1g.20gb)" in mig.message and "-mig 0" in mig.remedy
+    # MIG on GPU 0 only, three whole GPUs beside it: a whole-node job expects identical GPUs (as nvidia-smi -q says it)
+    assert mixed.verdict is Verdict.WARN and "3 other GPU(s)" in mixed.message
     assert [f.verdict for f in fs if f.id == "health.gpu_count"] == [Verdict.PASS]
 
 

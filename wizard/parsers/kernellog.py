@@ -451,6 +451,11 @@ AMDGPU_INIT_RE = lazy_re(r"(?:\bamdgpu\b|\[amdgpu\]).*?(?P<what>Fatal error duri
 """The amdgpu driver failing to bring a GPU up (Linux drivers/gpu/drm/amd/amdgpu: amdgpu_drv.c/amdgpu_device.c "Fatal
 error during GPU init", the PCI core's "probe of %s failed with error %d", amdgpu_device.c "hw_init of IP block <%s>
 failed %d", amdgpu_psp.c "PSP firmware loading failed")."""
+AMDGPU_PAGEFAULT_RE = lazy_re(r"\bamdgpu\b.*?\[(?:gfx|mm)hub\d*\] (?:no-)?retry page fault\b(?:[^\n]*?pasid:(?P<pasid>\d+))?",
+                              re.I)
+"""amdgpu's GPU VM page fault ("[gfxhub0] no-retry page fault (src_id:0 ring:24 vmid:8 pasid:32772)": Linux
+drivers/gpu/drm/amd/amdgpu/gmc_v9_0.c, gmc_v9_0_process_interrupt): a GPU program touched an address its VM does not
+map."""
 SXID_RE = lazy_re(r"nvidia-nvswitch(?P<sw>\d+): SXid \((?:PCI:)?(?P<bus>" + _BDF_RE + r")\):\s*(?P<code>\d+),\s*"
                      r"(?P<rest>.*)$")
 """An NVSwitch error (the NVSwitch driver's SXid, NVIDIA Fabric Manager user guide, 'NVSwitch SXid Errors'): its
@@ -814,6 +819,12 @@ def _parse(text: str, log: KernelLog) -> None:
                                           list(rec.raw)))
             continue
         # ---- AMD GPUs: the amdgpu driver's fault lines (RAS, a hang, a reset that failed, an SMU that stopped answering)
+        m = AMDGPU_PAGEFAULT_RE.search(msg) if "page fault" in msg else None
+        if m:
+            bm = re.search(r"\bamdgpu (" + _BDF_RE + r"):", msg)
+            log.events.append(KernelEvent("amdgpu_pagefault", rec, bus_id(bm.group(1)) if bm else "",
+                                          {"pasid": m.group("pasid") or ""}, list(rec.raw)))
+            continue
         m = AMDGPU_INIT_RE.search(msg) if "amdgpu" in msg else None
         if m:
             bm = re.search(r"\bamdgpu (" + _BDF_RE + r"):", msg)

@@ -213,6 +213,8 @@ def parse_rocminfo(text: str) -> RocmInfo:
 def detect_rocminfo(text: str) -> float:
     """0.9 for ``rocminfo`` (its section titles or an agent block) or a grep of its Name lines naming gfx targets."""
     head = text[:200_000]
+    if _ROCK_NOT_LIVE.search(head):
+        return 0.9
     if _ROCMINFO_MARK.search(head) and (_DEVICE_TYPE.search(head) or _AGENT_NAME.search(head)):
         return 0.9
     if _AGENT_NAME.search(head) and _AGENT_MARKETING.search(head):
@@ -220,6 +222,8 @@ def detect_rocminfo(text: str) -> float:
     return 0.0
 
 
+_ROCK_NOT_LIVE = lazy_re(r"\bROCk module is NOT (?:live|loaded)\b")
+"""rocminfo's first line when the amdgpu driver's KFD (ROCk) is not loaded."""
 _CL_PLATFORMS = lazy_re(r"^\s*Number of platforms:?\s+(\d+)\s*$", re.M)
 _CL_DEVICES = lazy_re(r"^\s*Number of devices:?\s+(\d+)\s*$", re.M)
 _CL_PLATFORM = lazy_re(r"^\s*Platform Name:?\s+(.+?)\s*$", re.M)
@@ -233,7 +237,7 @@ def parse_clinfo(text: str) -> list[tuple[str, int, str]]:
         if m := _CL_PLATFORM.match(raw):
             name = m.group(1)
         elif m := _CL_DEVICES.match(raw):
-            out.append((name, int(m.group(1)), raw.strip()))
+            out.append((name, sat_int(m.group(1)), raw.strip()))
     return out
 
 
@@ -253,5 +257,5 @@ def parse_gpu_fields(text: str) -> dict[int, dict[str, str]]:
     for raw in text.splitlines()[:200_000]:
         m = _GPU_FIELD.match(raw.strip())
         if m:
-            out.setdefault(int(m.group(1)), {})[m.group(2).strip()] = m.group(3).strip()
+            out.setdefault(sat_int(m.group(1)), {})[m.group(2).strip()] = m.group(3).strip()
     return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
-from wizard.common import lazy_re
+from wizard.common import lazy_re, sat_int
 
 SUFFIXES = "*~#!%$@^-"
 """sinfo's state suffix characters (sinfo(1), NODE STATE CODES)."""
@@ -643,10 +643,10 @@ def tres_gpus(tres: str) -> tuple[int, str]:
         if m.group("type"):
             if re.fullmatch(r"\d+", m.group("type")):
                 continue
-            typed += int(m.group("n"))
+            typed += sat_int(m.group("n"))
             kinds.append(m.group("type"))
         else:
-            total = int(m.group("n"))
+            total = sat_int(m.group("n"))
     return (total if total is not None else typed), "/".join(dict.fromkeys(kinds))
 
 

@@ -667,7 +667,8 @@ def judge_sensors_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         return [Finding(SENSORS_ID, Verdict.PASS,
                         Msg("{n} readings within their chips' limits; the ALARM on {names} is against limits never set "
                             "(min = max = 0), not a fault", n=len(rs) - len(unset),
-                            names=", ".join(f"{r.chip} {r.label}" for r in unset[:6]))
+                            names=", ".join(f"{r.chip} {r.label}" for r in unset[:6])
+                            + (f" and {len(unset) - 6} more" if len(unset) > 6 else ""))
                         + (Msg("; hottest {where} {value:g} °C", where=f"{hot.chip} {hot.label}", value=hot.value)
                            if hot else ""), "host", tuple(ln for r in unset[:3] for ln in r.lines), "", SRC_SENSORS)]
     return [Finding(SENSORS_ID, Verdict.PASS,

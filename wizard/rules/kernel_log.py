@@ -884,7 +884,8 @@ def _amdgpu_findings(events: list[KernelEvent]) -> list[Finding]:
     """``health.kernel_log`` from the amdgpu driver's fault lines (:data:`wizard.parsers.kernellog.AMDGPU_FAULT_RE`):
     an uncorrectable RAS error, a ring timeout (a GPU hang), a reset that failed or an SMU that stopped answering fail:
     the GPU faulted, and it needs a reset or a power cycle before it is trusted again."""
-    out = _amdgpu_init_findings([e for e in events if e.kind == "amdgpu_init"])
+    out = (_amdgpu_init_findings([e for e in events if e.kind == "amdgpu_init"])
+           + _amdgpu_pagefault_findings([e for e in events if e.kind == "amdgpu_pagefault"]))
     ev = [e for e in events if e.kind == "amdgpu_fault"]
     if not ev:
         return out
@@ -906,6 +907,31 @@ SRC_AMDGPU_INIT = ("Linux kernel drivers/gpu/drm/amd/amdgpu (amdgpu_device.c: 'F
                    "enabled, large BAR (https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi200.html)")
 
 
+SRC_AMDGPU_VM = ("Linux kernel drivers/gpu/drm/amd/amdgpu/gmc_v9_0.c (gmc_v9_0_process_interrupt: '[gfxhub] no-retry page "
+                 "fault ... pasid', VM_L2_PROTECTION_FAULT_STATUS and the faulting UTCL2 client); ROCm documentation, "
+                 "debugging memory access faults (https://rocm.docs.amd.com/en/latest/how-to/debugging.html)")
+
+
+def _amdgpu_pagefault_findings(ev: list[KernelEvent]) -> list[Finding]:
+    """``health.kernel_log`` WARN from amdgpu's GPU VM page faults: a GPU program touched an address its page tables do
+    not map (most often the application's bug; with every program, or beside ring timeouts, the driver or the GPU),
+    naming the GPUs and the process address-space ids (pasid)."""
+    if not ev:
+        return []
+    gpus = sorted({e.bus_id for e in ev if e.bus_id})
+    pasids = sorted({str(e.fields.get("pasid")) for e in ev if e.fields.get("pasid")})
+    return [Finding("health.kernel_log", Verdict.WARN,
+                    Msg("the amdgpu driver reports {n} GPU page fault(s){on}{pasid}: a GPU program accessed memory its "
+                        "address space does not map (usually the application; the GPU keeps running)", n=len(ev),
+                        on=Msg(" on {gpus}", gpus=", ".join(gpus)) if gpus else "",
+                        pasid=f" (pasid {', '.join(pasids[:4])})" if pasids else ""),
+                    ", ".join(gpus) or "host", cap(ln for e in ev for ln in e.evidence),
+                    N_("Find the program that faulted (its pasid in `rocm-smi --showpids`, or rerun it with "
+                       "AMD_LOG_LEVEL=1 / HSA_TOOLS_REPORT_LOAD_FAILURE=1) and fix or report it; if every program "
+                       "faults, or ring timeouts and GPU resets follow, update ROCm and the amdgpu driver and run a "
+                       "stress test (rvs) on that GPU."), SRC_AMDGPU_VM)]
+
+
 def _amdgpu_init_findings(ev: list[KernelEvent]) -> list[Finding]:
     """``health.kernel_log`` from the amdgpu driver failing to bring a GPU up
     (:data:`wizard.parsers.kernellog.AMDGPU_INIT_RE`): fail, naming the GPUs; the remedy starts from what the lines
@@ -919,11 +945,21 @@ def _amdgpu_init_findings(ev: list[KernelEvent]) -> list[Finding]:
                         on=Msg(" at {gpus}", gpus=", ".join(gpus)) if gpus else "",
                         whats=SEMICOLON.join(whats[:4]) + ("; ..." if len(whats) > 4 else "")),
                     ", ".join(gpus) or "host", cap(ln for e in ev for ln in e.evidence),
-                    N_("Error -12 (ENOMEM) at probe: the BIOS left no room for the GPU's BARs: enable Above 4G Decoding "
-                       "and large MMIO / Re-Size BAR, then check `lspci -vv -s BUS` for BARs left unassigned. A "
-                       "firmware block failing (PSP, SMU): install the amdgpu firmware that matches the driver "
-                       "(linux-firmware, or amdgpu-dkms with its firmware for the running kernel). Then reboot and "
-                       "check `dmesg | grep amdgpu` and `rocm-smi`."), SRC_AMDGPU_INIT)]
+                    joined(" ", [Msg(r) for r in (
+                        [REMEDY_AMDGPU_ENOMEM] if any("error -12" in w for w in whats) else []) + (
+                        [REMEDY_AMDGPU_FIRMWARE] if any(re.search(r"firmware|IP block", w) for w in whats) else []) + (
+                        [REMEDY_AMDGPU_OTHER] if not any(re.search(r"error -12|firmware|IP block", w) for w in whats)
+                        else []) + [REMEDY_AMDGPU_AFTER]]), SRC_AMDGPU_INIT)]
+
+
+REMEDY_AMDGPU_ENOMEM = N_("Error -12 (ENOMEM) at probe is most often a BIOS that left no room for the GPU's BARs: enable "
+                          "Above 4G Decoding and large MMIO / Re-Size BAR, and check `lspci -vv -s BUS` for BARs left "
+                          "unassigned.")
+REMEDY_AMDGPU_FIRMWARE = N_("A firmware block failing (PSP, SMU): install the amdgpu firmware that matches the driver "
+                            "(linux-firmware, or amdgpu-dkms with its firmware for the running kernel).")
+REMEDY_AMDGPU_OTHER = N_("Read the lines before it (`dmesg | grep -i amdgpu`) for the first error, and check that the "
+                         "amdgpu driver and firmware support this GPU and kernel.")
+REMEDY_AMDGPU_AFTER = N_("Then reboot and check `dmesg | grep amdgpu` and `rocm-smi`.")
 
 
 SRC_SXID = ("NVIDIA Fabric Manager user guide, 'NVSwitch SXid Errors' (non-fatal SXids are corrected or contained "

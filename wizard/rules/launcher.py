@@ -336,6 +336,9 @@ SRC_TRAINING = ("PyTorch docs, torch.distributed.elastic (https://pytorch.org/do
 LOSS_RISE_FACTOR = 1.15
 LOSS_RISE_MIN_STEPS = 5
 LOSS_SCALE_FLOOR = 8.0
+LOSS_SCALE_SETTLED = 1024.0
+"""Overflow skips alone (no step line after them) count as start-up calibration only while the scale is still at or
+above this (2^10; DeepSpeed's default initial scale is 2^16, initial_scale_power 16); below it, unknown."""
 """An fp16 dynamic loss scale reduced to this or below has overflowed again and again: DeepSpeed and Megatron start at
 2^16 to 2^32 and settle, on a healthy run, in the hundreds or more (DeepSpeed config, fp16.initial_scale_power and
 min_loss_scale, https://www.deepspeed.ai/docs/config-json/#fp16-training-options; Micikevicius et al., Mixed Precision
@@ -365,9 +368,11 @@ def judge_training_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
         broken = bool(t.steps) and (len(nan_steps) * 2 >= len(t.steps) or t.steps[-1][2] in t.nan_lines)
         return [Finding(fid, Verdict.FAIL if broken else Verdict.WARN,
                         (Msg("the training loss or grad norm is NaN or infinite ({n} line(s)), up to the last step "
-                             "shown: the run diverged and no longer trains", n=len(t.nan_lines)) if broken else
-                         Msg("the training loss is NaN or infinite ({n} line(s)): the run diverged or "
-                             "a value overflowed", n=len(t.nan_lines))), "node",
+                             "shown: the run no longer trains (it diverged, or, NaN from its first step, never "
+                             "trained: initialisation, data or fp16 range)", n=len(t.nan_lines)) if broken else
+                         Msg("the training loss or grad norm is NaN or infinite on {n} line(s), and the run went on "
+                             "past it: that step overflowed (fp16) or was skipped; watch whether it returns",
+                             n=len(t.nan_lines))), "node",
                         tuple(t.nan_lines[:4]),
                         "Lower the learning rate or use bf16 (fp16's range overflows), check the data for bad samples; "
                         "if it appears on one node only, check that node's GPUs (`dcgmi diag -r 3`, ECC and Xid in "
@@ -383,6 +388,14 @@ def judge_training_log_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                            "the learning rate; a scale that reaches DeepSpeed's min_loss_scale stops the run ('Current "
                            "loss scale already at minimum')."), SRC_TRAINING)]
     reached = [x for x in t.steps if x[0] >= 2 and x[1] is not None]
+    if not steps and t.overflows and t.overflows[-1][1] < LOSS_SCALE_SETTLED:
+        return [Finding(fid, Verdict.UNKNOWN,
+                        Msg("fp16 dynamic loss scaling skipped {n} step(s), its scale down from {a:g} to {b:g}, and no "
+                            "step line shows whether it settled there", n=len(t.overflows), a=t.overflows[0][0],
+                            b=t.overflows[-1][1]),
+                        "node", tuple(dict.fromkeys([t.overflows[0][2], t.overflows[-1][2]])),
+                        N_("Paste the step lines that follow (loss, loss scale): overflows that stop at the start are "
+                           "calibration; ones that keep coming mean the run is diverging."), SRC_TRAINING)]
     if not steps and t.overflows:
         return [Finding(fid, Verdict.PASS,
                         Msg("fp16 dynamic loss scaling skipped {n} step(s) while its scale settled from {a:g} to {b:g}: "

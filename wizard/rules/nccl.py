@@ -742,13 +742,15 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                 tuple(ev), remedy, src, measured=bm))
     elif (floor is not None and not node_floor and not multi and coll == "all_reduce" and row is not None
           and override is None and (ring := to_float(row.get("subset_floor_busbw_gb_s"), positive=True))
-          and judged >= ring):
+          and ring <= judged <= RING_BAND * ring / 0.9):
+        # the subset floor is 0.9 x the ring figure (~370 GB/s on H100, NVIDIA/nccl-tests#212); a run within 10 % above
+        # that figure is at the ring level; above it NVLS ran and is slow (a fail, below)
         # held-out round 361: 8x H100 at 368 GB/s, the NVLink ring level without NVLink SHARP; the 460 GB/s floor
         # is that of NVLS runs (a warn: NVLink itself works)
         findings.append(Finding(fid, Verdict.WARN,
                                 (Msg('{body}; below the {floor:g} GB/s floor ({floor_desc}) but above the {ring:g} GB/s '
-                                     'NVLink ring floor: every NVLink works, and NVLink SHARP (NVLS), which the floor '
-                                     'assumes, was not used', body=body, floor=floor, floor_desc=floor_desc, ring=ring)
+                                     'NVLink ring floor: the NVLinks carry ring traffic, and NVLink SHARP (NVLS), which the '
+                                     'floor assumes, was likely not used', body=body, floor=floor, floor_desc=floor_desc, ring=ring)
                                  + (Msg('; typical {reference}', reference=reference) if reference else '') + avg_note),
                                 subject, tuple(ev),
                                 N_("Check why NCCL did not use NVLS: NCCL 2.17 or later, NCCL_NVLS_ENABLE not 0, "
@@ -779,6 +781,10 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
                                 "allreduce_floor_gb_s, or nics_per_node and nic_gbit_s for multi-node runs, let "
                                 "bringup judge it).", src))
     return findings
+
+
+RING_BAND = 1.1
+"""How far above the NVLink ring figure (the subset floor / 0.9) a run still reads as ring-level, NVLS not used."""
 
 
 def _unnamed(r: NcclTestsRun) -> str:

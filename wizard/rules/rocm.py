@@ -224,6 +224,15 @@ def judge_rocminfo_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     from wizard.parsers.rocm import parse_rocminfo
 
     r = parse_rocminfo(text)
+    dead = [ln.strip() for ln in text.splitlines() if re.search(r"\bROCk module is NOT (?:live|loaded)\b", ln)]
+    if dead:
+        return [Finding("health.gpu_count", Verdict.FAIL,
+                        Msg("rocminfo: '{line}': the amdgpu driver's compute interface (KFD) is not loaded, so no GPU "
+                            "can run anything", line=dead[0]), "host", tuple(dead[:2]),
+                        N_("Check `lsmod | grep amdgpu` and `dmesg | grep -i -e amdgpu -e kfd` (a probe error, firmware "
+                           "missing), that amdgpu-dkms is built for the running kernel (`dkms status`) and /dev/kfd "
+                           "exists; load it (`sudo modprobe amdgpu`) or reboot, then run rocminfo again."),
+                        SRC_ROCMINFO)]
     if r.gpus:
         counts: dict[str, int] = {}
         for gfx, name in r.gpus:

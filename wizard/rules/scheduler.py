@@ -392,6 +392,16 @@ _SQ_NODE_REASONS = (
     (r"nodedown|nodes required for job are down", N_("a node they need is down or drained")),
     (r"reqnodenotavail", N_("a node they ask for is not available (down, drained or reserved)")),
 )
+_SQ_REASON_REMEDY = {
+    "launch failed requeued held": N_("Find the node: `sacct -j JOBID -o JobID,NodeList,State,ExitCode` and slurmctld's "
+                                      "log name it; read its slurmd log and `sinfo -R`, fix it (or drain it), then release "
+                                      "the held jobs with `scontrol release JOBID`."),
+}
+"""What to do for a reason whose jobs Slurm holds; the others start by themselves once their nodes return."""
+REMEDY_NODE_AWAY = N_("See why the nodes are away: `sinfo -R` (the reason names them; `sinfo -R -n NODES` for those the "
+                      "job names); fix them and return them (`scontrol update NodeName=NODES State=RESUME`), or change "
+                      "the job's requested nodes (`scontrol update JobId=JOBID NodeList=` / ExcNodeList); the job then "
+                      "starts by itself.")
 """Pending-job reasons of squeue(1) that point at a node rather than at the queue (Resources, Priority, limits)."""
 
 
@@ -410,9 +420,7 @@ def judge_squeue_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
                                Msg("{n} job(s) pending with '{reason}' in {parts}: {meaning}", n=len(hit),
                                    reason=hit[0].reason, parts=", ".join(parts), meaning=Msg(meaning)),
                                "host", tuple(j.line for j in hit[:4]),
-                               N_("Find the node: `sacct -j JOBID -o JobID,NodeList,State,ExitCode` and slurmctld's log "
-                                  "name it; read its slurmd log and `sinfo -R`, fix it (or drain it), then release the "
-                                  "held jobs with `scontrol release JOBID`."), SRC_SQUEUE))
+                               Msg(_SQ_REASON_REMEDY.get(rx, REMEDY_NODE_AWAY)), SRC_SQUEUE))
     if out:
         return out
     running = sum(1 for j in jobs if j.state in ("R", "RUNNING"))
@@ -530,9 +538,10 @@ def judge_jobs(jobs: list[Any], what: str) -> list[Finding]:
         rows = [r for rs in node.values() for r in rs]
         nodes = sorted({r.nodes for r in rows if r.nodes and r.nodes not in ("None", "(null)")})
         out.append(Finding(SLURM_ID, Verdict.FAIL,
-                           Msg("{n} job(s) ended by a node failure ({states}){on}: Slurm lost a node they ran on",
+                           Msg("{n} job(s) ended by a node failure ({states}){on}: a node they were given failed "
+                               "(NODE_FAIL) or did not boot (BOOT_FAIL)",
                                n=len(node), states=", ".join(sorted({r.state for r in rows if r.state in _NODE_STATES})),
-                               on=f" on {', '.join(nodes)}" if nodes else ""),
+                               on=Msg(" on {nodes}", nodes=", ".join(nodes)) if nodes else ""),
                            "host", tuple(r.line for r in rows[:4]),
                            N_("Find the node (`sacct -j JOBID -o JobID,NodeList,State`); `sinfo -R` and slurmctld's log "
                               "say why Slurm lost it (not responding, slurmd down, a reboot). Check the node itself "
@@ -542,7 +551,7 @@ def judge_jobs(jobs: list[Any], what: str) -> list[Finding]:
         out.append(Finding(SLURM_ID, Verdict.WARN,
                            Msg("{n} job(s) killed at their memory limit (OUT_OF_MEMORY): the workload asked for more "
                                "host memory than it was given, not a node fault", n=len(oom)),
-                           "host", tuple(r.line for rs in oom[:2] for r in rs[:2]),
+                           "host", tuple(r.line for rs in oom[:2] for r in sorted(rs, key=lambda r: r.state != "OUT_OF_MEMORY")[:2]),
                            N_("Ask for more memory (`--mem`, `--mem-per-gpu`) or lower the job's use (smaller batch, "
                               "fewer data-loader workers); `seff JOBID` shows what it used."), SRC_JOBS))
     failed = [rows for o, rows in done.values() if o == "FAILED"]
@@ -556,13 +565,12 @@ def judge_jobs(jobs: list[Any], what: str) -> list[Finding]:
                               "and paste it into `bringup explain`; an exit code after ':' is the signal that ended it."),
                            SRC_JOBS))
     for rx, meaning in _SQ_NODE_REASONS:
-        hit = [j for j in jobs if j.reason and re.search(rx, j.reason, re.I)]
-        if hit:
+        hit = [j for j in jobs if j.reason and j.state in ("PENDING", "") and re.search(rx, j.reason, re.I)]
+        if hit:  # a pending job's reason (a finished job keeps the last one: not a wait)
             out.append(Finding(SLURM_ID, Verdict.WARN,
                                Msg("{n} job(s) pending with '{reason}': {meaning}", n=len(hit), reason=hit[0].reason,
                                    meaning=Msg(meaning)), "host", tuple(j.line for j in hit[:4]),
-                               N_("Find the node: slurmctld's log and `sinfo -R` name it; fix it (or drain it), then "
-                                  "release the held jobs with `scontrol release JOBID`."), SRC_SQUEUE))
+                               Msg(_SQ_REASON_REMEDY.get(rx, REMEDY_NODE_AWAY)), SRC_SQUEUE))
     if out:
         return out
     counts: dict[str, int] = {}
