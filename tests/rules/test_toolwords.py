@@ -490,3 +490,13 @@ def test_apt_refusing_an_install_mpich_aborting_and_the_installers_own_cause():
         assert explain_text(text(PUBLIC / name)).verdict is Verdict.FAIL, name
     r = explain_text(text(PUBLIC / "nvidia-installer-log__cuda-12.5.1-runfile-abort-nvidia-drm-already-loaded.txt"))
     assert r.verdict is Verdict.FAIL and "'nvidia-drm' appears to be already loaded" in r.findings[0].message
+
+
+def test_known_failures_get_their_own_remedy_and_source():
+    cases = {"mpich-error__alps-gh200-gpu-support-enabled-gtl-not-linked.txt": "MPICH_GPU_SUPPORT_ENABLED=0",
+             "mpich-error__frontier-mi250x-nic-policy-numa-rank-not-confined.txt": "--cpu-bind",
+             "nvidia-installer-log__cuda-12.5.1-runfile-abort-nvidia-drm-already-loaded.txt": "modprobe -r nvidia_drm",
+             "apt-install__nvidia-driver-565-unmet-dependencies.txt": "apt-cache policy"}
+    for name, words in cases.items():
+        f = explain_text(text(PUBLIC / name)).findings[0]
+        assert f.verdict is Verdict.FAIL and words in f.remedy and "give bringup the machine's side" not in f.remedy, name

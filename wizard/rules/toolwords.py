@@ -234,6 +234,34 @@ _NO_DEV_NODES = lazy_re(r"\bcannot access '?/dev/nvidia[\w*\-]*'?: No such file 
 SRC_DEV_NODES = ("NVIDIA Linux driver README, 'How and when are the NVIDIA device files created?' (nvidia-modprobe or "
                  "the driver's user-space components create /dev/nvidiactl, /dev/nvidia0..N and /dev/nvidia-uvm; "
                  "https://download.nvidia.com/XFree86/Linux-x86_64/latest/README/faq.html)")
+KNOWN_FAILURES: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (lazy_re(r"appears to (?:be already|already be) loaded"),
+     N_("Stop what holds the old modules (the display manager: `sudo systemctl isolate multi-user.target`; "
+        "nvidia-persistenced; any CUDA process, `sudo lsof /dev/nvidia*`), unload them (`sudo modprobe -r nvidia_drm "
+        "nvidia_modeset nvidia_uvm nvidia`), then run the installer again."),
+     "NVIDIA driver README, 'Installing the NVIDIA Driver' (the installer refuses while an NVIDIA kernel module is "
+     "loaded), https://download.nvidia.com/XFree86/Linux-x86_64/latest/README/installdriver.html"),
+    (lazy_re(r"The Nouveau kernel driver is currently in use"),
+     N_("Blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` in /etc/modprobe.d/), rebuild the "
+        "initramfs (`sudo update-initramfs -u` or `sudo dracut -f`), reboot, then install the driver."),
+     "NVIDIA driver README, 'Installing the NVIDIA Driver' (nouveau must not be loaded), "
+     "https://download.nvidia.com/XFree86/Linux-x86_64/latest/README/installdriver.html"),
+    (lazy_re(r"unmet dependencies|Unable to correct problems|held broken packages"),
+     N_("See which package cannot be installed and why: `apt-cache policy <package>` for each one named (a version "
+        "pinned or held, two repositories offering different builds, a package of another branch already installed); "
+        "`apt-mark showhold`; then install the matching versions together or remove the conflicting ones "
+        "(`sudo apt --fix-broken install`)."),
+     "apt-get(8) and apt-cache(8) man pages (policy, showhold; 'Unmet dependencies')"),
+    (lazy_re(r"GTL library is not linked"),
+     N_("Link the program with Cray MPICH's GPU Transport Layer (load the craype-accel-* module for the GPU before "
+        "building, or link libmpi_gtl_cuda / libmpi_gtl_hsa), or run without GPU-aware MPI (MPICH_GPU_SUPPORT_ENABLED=0)."),
+     "HPE Cray MPICH man page (intro_mpi): MPICH_GPU_SUPPORT_ENABLED needs the GPU Transport Layer library linked"),
+    (lazy_re(r"NIC_POLICY of 'NUMA'"),
+     N_("Bind each rank to the cores of one NUMA node (srun --cpu-bind=cores with -c set to a NUMA node's share, or "
+        "--cpu-bind=map_cpu), or choose another MPICH_OFI_NIC_POLICY (BLOCK, ROUND-ROBIN)."),
+     "HPE Cray MPICH man page (intro_mpi): MPICH_OFI_NIC_POLICY=NUMA needs every rank within one NUMA node"),
+)
+"""Failure lines whose cause is known, with what to do and its public source (the generic remedy otherwise)."""
 _INSTALLER_CAUSE = lazy_re(r"^(?:WARNING|ERROR): (?:An NVIDIA kernel module '[\w-]+' appears to (?:be already|already be) "
                            r"loaded|The Nouveau kernel driver is currently in use|Unable to find the kernel source tree|"
                            r"You appear to be running an X server|The kernel module failed to load|Unable to load the "
@@ -994,7 +1022,11 @@ def judge(text: str) -> list[Finding]:
             remedy = (Msg("The program sees no NVIDIA device: check `nvidia-smi` on the host, the driver (`dmesg | grep NVRM`), and, in a container, the NVIDIA container runtime (`--gpus all` / the device plugin's runtime class)."))
         else:
             msg = Msg("the program reports a failure: {quote}{tail}", quote=_quote(hits), tail=tail)
-            remedy = (Msg("Read the program's output around the failed line; rerun it with more detail, and give bringup the machine's side (nvidia-smi -q, dmesg, dcgmi diag) to judge the hardware."))
+            known = next(((r, src) for rx, r, src in KNOWN_FAILURES if any(rx.search(h) for h in hits)), None)
+            remedy = (Msg(known[0]) if known else Msg("Read the program's output around the failed line; rerun it with more detail, and give bringup the machine's side (nvidia-smi -q, dmesg, dcgmi diag) to judge the hardware."))
+            if known:
+                return [Finding("explain.program_said", Verdict.FAIL, msg, "input", tuple(hits[:5]), remedy,
+                                f"{known[1]}; {SRC}")]
         return [Finding("explain.program_said", Verdict.FAIL, msg, "input", tuple(hits[:5]), remedy, SRC)]
     nccl = _hits(lines, _NCCL_RESULT)
     if nccl:  # NCCL's own result code in another program's error (CuPy, JAX, TensorFlow): the communicator failed
