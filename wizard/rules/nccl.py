@@ -784,7 +784,8 @@ def _judge_run(text: str, exp: Mapping[str, Any], prior: list[Finding], *, suite
 
 
 RING_BAND = 1.1
-"""How far above the NVLink ring figure (the subset floor / 0.9) a run still reads as ring-level, NVLS not used."""
+"""How far above the NVLink ring figure (the subset floor / 0.9: ~370 GB/s busbw on H100 without NVLS, the NCCL developer
+in NVIDIA/nccl-tests#212) a run still reads as ring-level, NVLS not used (bringup's judgement: run-to-run spread)."""
 
 
 def _unnamed(r: NcclTestsRun) -> str:

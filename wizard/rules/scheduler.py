@@ -405,6 +405,23 @@ REMEDY_NODE_AWAY = N_("See why the nodes are away: `sinfo -R` (the reason names 
 """Pending-job reasons of squeue(1) that point at a node rather than at the queue (Resources, Priority, limits)."""
 
 
+def _node_reasons(jobs: list[Any], parts: Any = None) -> list[Finding]:
+    """One WARN per pending reason of :data:`_SQ_NODE_REASONS` among ``jobs`` (squeue rows or sacct / scontrol job
+    records: ``reason`` and ``line``), with that reason's remedy; ``parts`` names the partitions of the jobs hit
+    (squeue's rows have them)."""
+    out: list[Finding] = []
+    for rx, meaning in _SQ_NODE_REASONS:
+        hit = [j for j in jobs if j.reason and re.search(rx, j.reason, re.I)]
+        if hit:
+            msg = (Msg("{n} job(s) pending with '{reason}' in {parts}: {meaning}", n=len(hit), reason=hit[0].reason,
+                       parts=parts(hit), meaning=Msg(meaning)) if parts else
+                   Msg("{n} job(s) pending with '{reason}': {meaning}", n=len(hit), reason=hit[0].reason,
+                       meaning=Msg(meaning)))
+            out.append(Finding(SLURM_ID, Verdict.WARN, msg, "host", tuple(j.line for j in hit[:4]),
+                               Msg(_SQ_REASON_REMEDY.get(rx, REMEDY_NODE_AWAY)), SRC_SQUEUE))
+    return out
+
+
 def judge_squeue_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
     """``squeue`` -> :data:`SLURM_ID`: pending jobs whose reason points at a node (:data:`_SQ_NODE_REASONS`) warn, one
     finding per reason; otherwise a pass that counts the jobs (waiting for resources or priority is the queue working)."""
@@ -412,15 +429,7 @@ def judge_squeue_text(text: str, exp: Mapping[str, Any]) -> list[Finding]:
 
     jobs = parse_squeue(text)
     out: list[Finding] = []
-    for rx, meaning in _SQ_NODE_REASONS:
-        hit = [j for j in jobs if re.search(rx, j.reason, re.I)]
-        if hit:
-            parts = sorted({j.partition for j in hit})
-            out.append(Finding(SLURM_ID, Verdict.WARN,
-                               Msg("{n} job(s) pending with '{reason}' in {parts}: {meaning}", n=len(hit),
-                                   reason=hit[0].reason, parts=", ".join(parts), meaning=Msg(meaning)),
-                               "host", tuple(j.line for j in hit[:4]),
-                               Msg(_SQ_REASON_REMEDY.get(rx, REMEDY_NODE_AWAY)), SRC_SQUEUE))
+    out += _node_reasons(jobs, lambda hit: ", ".join(sorted({j.partition for j in hit})))
     if out:
         return out
     running = sum(1 for j in jobs if j.state in ("R", "RUNNING"))
@@ -564,13 +573,8 @@ def judge_jobs(jobs: list[Any], what: str) -> list[Finding]:
                            N_("Read the job's output file (StdOut=/StdErr= of `scontrol show job JOBID`) for the error "
                               "and paste it into `bringup explain`; an exit code after ':' is the signal that ended it."),
                            SRC_JOBS))
-    for rx, meaning in _SQ_NODE_REASONS:
-        hit = [j for j in jobs if j.reason and j.state in ("PENDING", "") and re.search(rx, j.reason, re.I)]
-        if hit:  # a pending job's reason (a finished job keeps the last one: not a wait)
-            out.append(Finding(SLURM_ID, Verdict.WARN,
-                               Msg("{n} job(s) pending with '{reason}': {meaning}", n=len(hit), reason=hit[0].reason,
-                                   meaning=Msg(meaning)), "host", tuple(j.line for j in hit[:4]),
-                               Msg(_SQ_REASON_REMEDY.get(rx, REMEDY_NODE_AWAY)), SRC_SQUEUE))
+    # a pending job's reason only (a finished job keeps its last one: not a wait)
+    out += _node_reasons([j for j in jobs if j.state in ("PENDING", "")])
     if out:
         return out
     counts: dict[str, int] = {}
